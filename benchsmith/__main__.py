@@ -1,0 +1,5 @@
+import sys
+
+from benchsmith.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Builders compose sources and stages into the configs and splits of one benchmark family."""

@@ -1,0 +1,1 @@
+"""Shared building blocks: errors, hashing, atomic writes, seeded RNG, params, provenance."""

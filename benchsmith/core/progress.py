@@ -1,0 +1,38 @@
+"""Progress bars that behave in terminals, in CI logs and in tests.
+
+Bars show on a terminal; in CI (``CI=true``) or when stderr is not a TTY they are disabled, so
+logs stay readable. ``BENCHSMITH_PROGRESS=1`` forces them on, ``=0`` off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from tqdm.auto import tqdm
+
+T = TypeVar("T")
+
+
+def progress_enabled() -> bool:
+    forced = os.environ.get("BENCHSMITH_PROGRESS")
+    if forced is not None:
+        return forced not in ("0", "false", "")
+    if os.environ.get("CI", "").lower() in ("1", "true"):
+        return False
+    return sys.stderr.isatty()
+
+
+def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it") -> Iterator[T]:
+    return iter(tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(), leave=False))
+
+
+def progress_bar(*, total: int | None, desc: str, unit: str = "it", unit_scale: bool = False) -> tqdm:
+    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, disable=not progress_enabled(), leave=False)
+
+
+def log(message: str) -> None:
+    """User-facing status line on stderr (stdout is reserved for machine-readable output)."""
+    print(message, file=sys.stderr, flush=True)
