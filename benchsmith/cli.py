@@ -41,7 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchsmith: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("benchsmith: interrupted; completed outputs are intact, rerun to resume", file=sys.stderr)
+        print(
+            "benchsmith: interrupted; completed outputs are intact, rerun to resume",
+            file=sys.stderr,
+        )
         return 130
     return int(result or 0)
 

@@ -21,12 +21,16 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
     path = Path(path) if path is not None else DEFAULT_PARAMS_FILE
     if not path.exists():
         if explicit:
-            raise BenchsmithError("params file not found", path=path, fix="pass --params with an existing params.yaml")
+            raise BenchsmithError(
+                "params file not found", path=path, fix="pass --params with an existing params.yaml"
+            )
         return {}
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise BenchsmithError(f"params file is not valid YAML: {exc}", path=path, fix="fix the YAML syntax") from exc
+        raise BenchsmithError(
+            f"params file is not valid YAML: {exc}", path=path, fix="fix the YAML syntax"
+        ) from exc
     if not isinstance(data, dict):
         raise BenchsmithError("params file must hold a mapping at the top level", path=path)
     return data
@@ -35,7 +39,11 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
 def profile_of(params: dict[str, Any]) -> str:
     profile = params.get("profile", "sample")
     if profile not in ("sample", "full"):
-        raise BenchsmithError(f"unknown profile {profile!r}", path=DEFAULT_PARAMS_FILE, fix="set profile: sample or profile: full")
+        raise BenchsmithError(
+            f"unknown profile {profile!r}",
+            path=DEFAULT_PARAMS_FILE,
+            fix="set profile: sample or profile: full",
+        )
     return profile
 
 

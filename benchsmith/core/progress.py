@@ -25,12 +25,27 @@ def progress_enabled() -> bool:
     return sys.stderr.isatty()
 
 
-def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it") -> Iterator[T]:
-    return iter(tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(), leave=False))
+def progress(
+    iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it"
+) -> Iterator[T]:
+    return iter(
+        tqdm(
+            iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(), leave=False
+        )
+    )
 
 
-def progress_bar(*, total: int | None, desc: str, unit: str = "it", unit_scale: bool = False) -> tqdm:
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, disable=not progress_enabled(), leave=False)
+def progress_bar(
+    *, total: int | None, desc: str, unit: str = "it", unit_scale: bool = False
+) -> tqdm:
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=unit_scale,
+        disable=not progress_enabled(),
+        leave=False,
+    )
 
 
 def log(message: str) -> None:

@@ -88,11 +88,20 @@ def code_revision() -> str:
     root = Path(__file__).resolve().parents[2]
     try:
         rev = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", "benchsmith"],
-            cwd=root, capture_output=True, text=True, timeout=10, check=True,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return f"benchsmith=={__version__}"

@@ -145,12 +145,18 @@ def read_captions(path: str | Path) -> CocoCaptions:
     skipped["captions_for_unknown_images"] = sum(
         1 for ann in raw["annotations"] if int(ann["image_id"]) not in seen
     )
-    licenses = {int(item["id"]): {k: str(v) for k, v in item.items()} for item in raw.get("licenses", [])}
+    licenses = {
+        int(item["id"]): {k: str(v) for k, v in item.items()} for item in raw.get("licenses", [])
+    }
     return CocoCaptions(path, sha256_file(path), images, captions, licenses, +skipped)
 
 
 def _check_shape(raw: object, path: Path) -> None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("images"), list) or not isinstance(raw.get("annotations"), list):
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(raw.get("images"), list)
+        or not isinstance(raw.get("annotations"), list)
+    ):
         raise SourceError(
             "not a COCO captions file: expected an object with `images` and `annotations` lists",
             path=path,
@@ -158,7 +164,9 @@ def _check_shape(raw: object, path: Path) -> None:
         )
     for ann in raw["annotations"]:
         if not isinstance(ann, dict) or not {"id", "image_id", "caption"} <= ann.keys():
-            raise SourceError(f"caption annotation {ann!r:.120} lacks id/image_id/caption", path=path)
+            raise SourceError(
+                f"caption annotation {ann!r:.120} lacks id/image_id/caption", path=path
+            )
 
 
 def image_path(images_dir: str | Path, image: CocoImage) -> Path:

@@ -25,9 +25,17 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME
 
 COCO_LICENSES = [
-    (1, "Attribution-NonCommercial-ShareAlike License", "http://creativecommons.org/licenses/by-nc-sa/2.0/"),
+    (
+        1,
+        "Attribution-NonCommercial-ShareAlike License",
+        "http://creativecommons.org/licenses/by-nc-sa/2.0/",
+    ),
     (2, "Attribution-NonCommercial License", "http://creativecommons.org/licenses/by-nc/2.0/"),
-    (3, "Attribution-NonCommercial-NoDerivs License", "http://creativecommons.org/licenses/by-nc-nd/2.0/"),
+    (
+        3,
+        "Attribution-NonCommercial-NoDerivs License",
+        "http://creativecommons.org/licenses/by-nc-nd/2.0/",
+    ),
     (4, "Attribution License", "http://creativecommons.org/licenses/by/2.0/"),
     (5, "Attribution-ShareAlike License", "http://creativecommons.org/licenses/by-sa/2.0/"),
     (6, "Attribution-NoDerivs License", "http://creativecommons.org/licenses/by-nd/2.0/"),
@@ -37,9 +45,38 @@ COCO_LICENSES = [
 SIZES = [(64, 48), (48, 64), (50, 50), (80, 60), (60, 80), (72, 54), (40, 40)]
 LEVELS = [12 + 25 * i for i in range(10)]  # 12..237, 25 apart
 GRAY_EVERY = 80  # every 80th image is grayscale (at most 10 gray levels stay distinguishable)
-SUBJECTS = ["dog", "cat", "bus", "kite", "surfer", "skier", "horse", "train", "pizza", "clock", "boat", "giraffe"]
-ACTIONS = ["standing near", "sitting on", "next to", "in front of", "looking at", "parked by", "flying over"]
-PLACES = ["a red barn", "the beach", "a city street", "a wooden table", "a snowy hill", "the river", "a field"]
+SUBJECTS = [
+    "dog",
+    "cat",
+    "bus",
+    "kite",
+    "surfer",
+    "skier",
+    "horse",
+    "train",
+    "pizza",
+    "clock",
+    "boat",
+    "giraffe",
+]
+ACTIONS = [
+    "standing near",
+    "sitting on",
+    "next to",
+    "in front of",
+    "looking at",
+    "parked by",
+    "flying over",
+]
+PLACES = [
+    "a red barn",
+    "the beach",
+    "a city street",
+    "a wooden table",
+    "a snowy hill",
+    "the river",
+    "a field",
+]
 
 
 @dataclass(frozen=True)
@@ -54,7 +91,9 @@ class SampleImageSpec:
 def sample_image_specs(n_images: int, seed: int = 0) -> list[SampleImageSpec]:
     """The images of the miniature, in ``images[]`` order (deliberately not sorted by id)."""
     if n_images < 1 or n_images > 990:
-        raise BenchsmithError(f"n_images must be between 1 and 990, got {n_images}", fix="set coco.sample.n_images")
+        raise BenchsmithError(
+            f"n_images must be between 1 and 990, got {n_images}", fix="set coco.sample.n_images"
+        )
     rng = np.random.default_rng(seed)
     ids = (rng.choice(581_000, size=n_images, replace=False) + 1).tolist()
     gray_levels = iter(LEVELS)

@@ -22,7 +22,12 @@ import numpy as np
 
 from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.config import Setting
-from benchsmith.builders.mmneedle.drafts import NeedleDraft, SampleDraft, is_positive_id, slot_location
+from benchsmith.builders.mmneedle.drafts import (
+    NeedleDraft,
+    SampleDraft,
+    is_positive_id,
+    slot_location,
+)
 from benchsmith.builders.mmneedle.pools import FAMILY
 from benchsmith.core.errors import PlanError
 from benchsmith.core.rng import derived_rng
@@ -31,7 +36,9 @@ from benchsmith.sources.coco import normalize_caption
 NEGATIVE_DRAW_ATTEMPTS = 200
 
 
-def _disjoint_haystack(pool: np.ndarray, num_images: int, rng: np.random.Generator, setting: Setting) -> list[int]:
+def _disjoint_haystack(
+    pool: np.ndarray, num_images: int, rng: np.random.Generator, setting: Setting
+) -> list[int]:
     chosen: list[int] = []
     used: set[int] = set()
     for index in rng.permutation(len(pool)):
@@ -51,7 +58,9 @@ def _caption_order(rng: np.random.Generator, n: int) -> list[int]:
     return rng.permutation(n).tolist() if n > 1 else [0]
 
 
-def _positive_needles(flat: list[int], cands: Candidates, setting: Setting, rng: np.random.Generator, stats: Counter) -> list[NeedleDraft]:
+def _positive_needles(
+    flat: list[int], cands: Candidates, setting: Setting, rng: np.random.Generator, stats: Counter
+) -> list[NeedleDraft]:
     counts: Counter = Counter()
     for image in flat:
         counts.update(cands.norms[image])
@@ -77,7 +86,14 @@ def _norm(cands: Candidates, image: int, caption_index: int) -> str:
     return normalize_caption(cands.captions[image][caption_index].caption)
 
 
-def _absent_needles(flat: list[int], cands: Candidates, setting: Setting, rng: np.random.Generator, count: int, present: list[NeedleDraft] = ()) -> list[NeedleDraft]:
+def _absent_needles(
+    flat: list[int],
+    cands: Candidates,
+    setting: Setting,
+    rng: np.random.Generator,
+    count: int,
+    present: list[NeedleDraft] = (),
+) -> list[NeedleDraft]:
     """``count`` distinct images outside the haystack whose captions match nothing in it."""
     in_haystack = set(flat)
     taken_norms: set[str] = set().union(*(cands.norms[image] for image in in_haystack))
@@ -111,8 +127,14 @@ def _absent_needles(flat: list[int], cands: Candidates, setting: Setting, rng: n
     )
 
 
-def canonical_samples(setting: Setting, pool: np.ndarray, cands: Candidates, n_samples: int, seed: int, stats: Counter) -> list[SampleDraft]:
-    m1_order = derived_rng(seed, FAMILY, f"haystacks_m1_n{setting.grid}").permutation(len(pool)) if setting.num_images == 1 else None
+def canonical_samples(
+    setting: Setting, pool: np.ndarray, cands: Candidates, n_samples: int, seed: int, stats: Counter
+) -> list[SampleDraft]:
+    m1_order = (
+        derived_rng(seed, FAMILY, f"haystacks_m1_n{setting.grid}").permutation(len(pool))
+        if setting.num_images == 1
+        else None
+    )
     drafts = []
     for sample_id in range(n_samples):
         rng = derived_rng(seed, FAMILY, setting.name, sample_id)

@@ -42,12 +42,24 @@ class PlanConfig:
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
-            raise BenchsmithError(f"unknown order {self.order!r}", fix="use --order canonical or --order legacy")
-        for name, values in (("grids", self.grids), ("haystack_sizes", self.haystack_sizes), ("needle_counts", self.needle_counts)):
+            raise BenchsmithError(
+                f"unknown order {self.order!r}", fix="use --order canonical or --order legacy"
+            )
+        for name, values in (
+            ("grids", self.grids),
+            ("haystack_sizes", self.haystack_sizes),
+            ("needle_counts", self.needle_counts),
+        ):
             if not values or any(int(v) < 1 for v in values):
-                raise BenchsmithError(f"{name} must be positive integers, got {list(values)}", fix=f"fix mmneedle.{name} in params.yaml")
+                raise BenchsmithError(
+                    f"{name} must be positive integers, got {list(values)}",
+                    fix=f"fix mmneedle.{name} in params.yaml",
+                )
         if self.pool_size < 1 or self.samples_per_config < 1:
-            raise BenchsmithError("pool_size and samples_per_config must be >= 1", fix="fix mmneedle.sizes in params.yaml")
+            raise BenchsmithError(
+                "pool_size and samples_per_config must be >= 1",
+                fix="fix mmneedle.sizes in params.yaml",
+            )
 
     def settings(self) -> list[Setting]:
         """The paper's settings: every (M, N, K) except M=1, N=1 (21 with the defaults)."""
@@ -106,7 +118,10 @@ class RenderConfig:
 
     def __post_init__(self) -> None:
         if self.resample not in RESAMPLE_FILTERS:
-            raise BenchsmithError(f"unknown resample filter {self.resample!r}", fix=f"use one of {', '.join(RESAMPLE_FILTERS)}")
+            raise BenchsmithError(
+                f"unknown resample filter {self.resample!r}",
+                fix=f"use one of {', '.join(RESAMPLE_FILTERS)}",
+            )
         if not 1 <= self.jpeg_quality <= 100:
             raise BenchsmithError(f"jpeg_quality must be 1..100, got {self.jpeg_quality}")
         if self.cell_size < 1:

@@ -18,7 +18,12 @@ import numpy as np
 
 from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.config import Setting
-from benchsmith.builders.mmneedle.drafts import NeedleDraft, SampleDraft, is_positive_id, slot_location
+from benchsmith.builders.mmneedle.drafts import (
+    NeedleDraft,
+    SampleDraft,
+    is_positive_id,
+    slot_location,
+)
 from benchsmith.core.errors import PlanError
 
 
@@ -46,7 +51,9 @@ class _ExcludingView(Sequence):
             value = candidate
 
 
-def legacy_samples(setting: Setting, pool: np.ndarray, cands: Candidates, n_samples: int, seed: int, stats: Counter) -> list[SampleDraft]:
+def legacy_samples(
+    setting: Setting, pool: np.ndarray, cands: Candidates, n_samples: int, seed: int, stats: Counter
+) -> list[SampleDraft]:
     stream = random.Random(seed)
     pool_size = len(pool)
     if setting.num_images == 1 and n_samples > pool_size:
@@ -55,7 +62,9 @@ def legacy_samples(setting: Setting, pool: np.ndarray, cands: Candidates, n_samp
             fix="raise pool_size to at least samples_per_config",
         )
     if setting.num_images > pool_size:
-        raise PlanError(f"{setting.name}: a haystack of {setting.num_images} needs a pool of at least that many")
+        raise PlanError(
+            f"{setting.name}: a haystack of {setting.num_images} needs a pool of at least that many"
+        )
     drafts = []
     for sample_id in range(n_samples):
         if setting.num_images == 1:
@@ -74,11 +83,17 @@ def legacy_samples(setting: Setting, pool: np.ndarray, cands: Candidates, n_samp
                         drawn.add(slot)
                         break
                 image = flat[slot]
-                needles.append(NeedleDraft(image, len(cands.captions[image]) - 1, slot_location(slot, setting.grid)))
+                needles.append(
+                    NeedleDraft(
+                        image, len(cands.captions[image]) - 1, slot_location(slot, setting.grid)
+                    )
+                )
         else:
             view = _ExcludingView(len(cands), set(flat))
             if len(view) < setting.num_needles:
-                raise PlanError(f"{setting.name}: too few images outside the haystack for {setting.num_needles} negatives")
+                raise PlanError(
+                    f"{setting.name}: too few images outside the haystack for {setting.num_needles} negatives"
+                )
             chosen: set[int] = set()
             for _ in range(setting.num_needles):
                 while True:

@@ -31,7 +31,9 @@ from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.progress import progress
 from benchsmith.sources.coco import CocoCaptions, clean_caption
 
-CELL_STRUCT = pl.Struct({"row": pl.Int64, "col": pl.Int64, "coco_image_id": pl.Int64, "file_name": pl.String})
+CELL_STRUCT = pl.Struct(
+    {"row": pl.Int64, "col": pl.Int64, "coco_image_id": pl.Int64, "file_name": pl.String}
+)
 NEEDLE_STRUCT = pl.Struct(
     {
         "caption": pl.String,
@@ -69,11 +71,16 @@ class Plan:
 
 def plan_mmneedle(source: CocoCaptions, config: PlanConfig) -> Plan:
     cands = Candidates.from_captions(source, config.order)
-    pools = {grid: build_pool(config.order, len(cands), grid, config.pool_size, config.seed) for grid in sorted(set(config.grids))}
+    pools = {
+        grid: build_pool(config.order, len(cands), grid, config.pool_size, config.seed)
+        for grid in sorted(set(config.grids))
+    }
     make = legacy_samples if config.order == "legacy" else canonical_samples
     stats: Counter = Counter()
     samples = {
-        setting.name: make(setting, pools[setting.grid], cands, config.samples_per_config, config.seed, stats)
+        setting.name: make(
+            setting, pools[setting.grid], cands, config.samples_per_config, config.seed, stats
+        )
         for setting in progress(config.settings(), desc="planning configs", unit="config")
     }
     return Plan(config, cands, pools, samples, stats)
@@ -88,7 +95,12 @@ def pool_rows(plan: Plan, grid: int) -> list[dict[str, Any]]:
                 "stitched_id": stitched_id(grid, index),
                 "grid": grid,
                 "cells": [
-                    {"row": k // grid + 1, "col": k % grid + 1, "coco_image_id": images[c].image_id, "file_name": images[c].file_name}
+                    {
+                        "row": k // grid + 1,
+                        "col": k % grid + 1,
+                        "coco_image_id": images[c].image_id,
+                        "file_name": images[c].file_name,
+                    }
                     for k, c in enumerate(cells)
                 ],
             }
@@ -135,7 +147,9 @@ def sample_rows(plan: Plan, setting: Setting) -> list[dict[str, Any]]:
                 "is_positive": draft.is_positive,
                 "needles": needles,
                 "gold_answer": gold_answer([n.location for n in draft.needles]),
-                "prompt": build_prompt(setting.num_images, setting.grid, [n["caption"] for n in needles]),
+                "prompt": build_prompt(
+                    setting.num_images, setting.grid, [n["caption"] for n in needles]
+                ),
                 "haystack_has_duplicate_image": duplicate,
                 "ambiguous_needles": ambiguous,
             }
@@ -170,23 +184,32 @@ def qa_report(rows: list[dict[str, Any]]) -> dict[str, int]:
         "haystacks_with_duplicate_image": sum(r["haystack_has_duplicate_image"] for r in rows),
         "ambiguous_gold_answers": sum(1 for r in positives if r["ambiguous_needles"] > 0),
         "repeated_needle_slots": sum(
-            1 for r in positives if len({(n["image_index"], n["row"], n["col"]) for n in r["needles"]}) < len(r["needles"])
+            1
+            for r in positives
+            if len({(n["image_index"], n["row"], n["col"]) for n in r["needles"]})
+            < len(r["needles"])
         ),
     }
 
 
-def write_plan(plan: Plan, source: CocoCaptions, out_dir: str | Path, images_dir: str | Path | None) -> dict[str, Any]:
+def write_plan(
+    plan: Plan, source: CocoCaptions, out_dir: str | Path, images_dir: str | Path | None
+) -> dict[str, Any]:
     """Write the plan tables atomically (the whole folder appears at once); returns plan_info."""
     report: dict[str, dict[str, int]] = {}
     with atomic_directory(out_dir) as staging:
         (staging / "pools").mkdir()
         (staging / "samples").mkdir()
         for grid in plan.pools:
-            pl.DataFrame(pool_rows(plan, grid), schema=POOL_SCHEMA).write_parquet(staging / "pools" / f"n{grid}.parquet")
+            pl.DataFrame(pool_rows(plan, grid), schema=POOL_SCHEMA).write_parquet(
+                staging / "pools" / f"n{grid}.parquet"
+            )
         for setting in plan.config.settings():
             rows = sample_rows(plan, setting)
             report[setting.name] = qa_report(rows)
-            pl.DataFrame(rows, schema=SAMPLE_SCHEMA).write_parquet(staging / "samples" / f"{setting.name}.parquet")
+            pl.DataFrame(rows, schema=SAMPLE_SCHEMA).write_parquet(
+                staging / "samples" / f"{setting.name}.parquet"
+            )
         pl.DataFrame(used_image_rows(plan, source)).write_parquet(staging / "images.parquet")
         info = {
             "family": "mmneedle",

@@ -54,11 +54,17 @@ def legacy_pool(n_candidates: int, grid: int, pool_size: int, seed: int) -> np.n
     stream = random.Random(seed)
     if grid == 1:
         if pool_size > n_candidates:
-            raise _too_few(pool_size, n_candidates, f"a legacy 1x1 pool of {pool_size} distinct images")
-        return np.asarray(stream.sample(range(n_candidates), pool_size), dtype=np.int64).reshape(pool_size, 1)
+            raise _too_few(
+                pool_size, n_candidates, f"a legacy 1x1 pool of {pool_size} distinct images"
+            )
+        return np.asarray(stream.sample(range(n_candidates), pool_size), dtype=np.int64).reshape(
+            pool_size, 1
+        )
     if cells > n_candidates:
         raise _too_few(cells, n_candidates, f"a {grid}x{grid} stitched image")
-    return np.asarray([stream.sample(range(n_candidates), cells) for _ in range(pool_size)], dtype=np.int64)
+    return np.asarray(
+        [stream.sample(range(n_candidates), cells) for _ in range(pool_size)], dtype=np.int64
+    )
 
 
 def build_pool(order: str, n_candidates: int, grid: int, pool_size: int, seed: int) -> np.ndarray:

@@ -19,18 +19,20 @@ def build_prompt(num_images: int, grid: int, captions: Sequence[str]) -> str:
             head
             + "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and "
             "nothing else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third "
-            "column. If no match is found, respond only with '-1'."
-            + "\nCaption: "
-            + captions[0]
+            "column. If no match is found, respond only with '-1'." + "\nCaption: " + captions[0]
         )
-    answer_format = "; ".join(f"index_{i}, row_{i}, column_{i}" for i in range(1, len(captions) + 1))
+    answer_format = "; ".join(
+        f"index_{i}, row_{i}, column_{i}" for i in range(1, len(captions) + 1)
+    )
     text = (
         head
         + f"identify the subimages that best match the provided {len(captions)} captions. Respond in the format: "
         f"{answer_format}. Only provide this information. For example, '1, 2, 3' indicates the subimage in the first "
         "image, second row, and third column. If no subimage matches a caption, respond with '-1' for that caption."
     )
-    return text + "".join(f"\nCaption_{i}: {caption}" for i, caption in enumerate(captions, start=1))
+    return text + "".join(
+        f"\nCaption_{i}: {caption}" for i, caption in enumerate(captions, start=1)
+    )
 
 
 def gold_answer(locations: Sequence[tuple[int, int, int] | None]) -> str:

@@ -1,0 +1,234 @@
+"""Render an MMNeedle plan: every stitched image of every pool, as JPEG bytes in parquet.
+
+Each source image is decoded and resized once per build (a memory-mapped cell cache shared by
+all grids), then ``--workers`` processes paste cells and encode JPEGs. Output::
+
+    OUT/stitched/n{N}.parquet   stitched_id, image (JPEG bytes), sha256 — pool order
+    OUT/source_files.parquet    coco_image_id, file_name, sha256 of every source file the plan uses
+    OUT/render_info.json        render settings, Pillow/libjpeg versions, plan hash, counts
+
+Interrupted renders resume: finished grids are kept in ``OUT.partial/<key>/`` (the key hashes
+the plan and the pixel-affecting settings) and reused by the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import __version__ as pillow_version
+from PIL import features
+
+from benchsmith.builders.mmneedle.config import RenderConfig
+from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_json
+from benchsmith.core.errors import BenchsmithError, SourceError
+from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
+from benchsmith.core.progress import log, progress_bar
+from benchsmith.stages.cell_cache import CellSpec, build_cell_cache, map_tasks
+from benchsmith.stages.stitching import encode_jpeg, render_stitched_image
+
+STITCHED_SCHEMA = pa.schema(
+    [("stitched_id", pa.string()), ("image", pa.binary()), ("sha256", pa.string())]
+)
+ROW_GROUP = 64
+
+_worker: dict = {}
+
+
+def image_library_versions() -> dict[str, str | None]:
+    return {
+        "pillow": pillow_version,
+        "libjpeg": features.version("jpg"),
+        "libjpeg_turbo": features.version("libjpeg_turbo"),
+    }
+
+
+def plan_fingerprint(plan_dir: Path) -> str:
+    files = sorted((plan_dir / "pools").glob("n*.parquet")) + [plan_dir / "images.parquet"]
+    return params_hash({f.relative_to(plan_dir).as_posix(): sha256_file(f) for f in files})
+
+
+def _init_stitch(cache_path: str, shape: tuple[int, ...], grid: int, quality: int) -> None:
+    _worker.update(
+        cells=np.memmap(cache_path, dtype=np.uint8, mode="r", shape=shape),
+        grid=grid,
+        quality=quality,
+    )
+
+
+def _stitch_one(cell_indices: tuple[int, ...]) -> bytes:
+    cells = _worker["cells"][list(cell_indices)]
+    return encode_jpeg(render_stitched_image(cells, _worker["grid"]), _worker["quality"])
+
+
+def _read_plan(plan_dir: Path) -> tuple[dict[str, Any], pl.DataFrame, dict[int, pl.DataFrame]]:
+    info_path = plan_dir / "plan_info.json"
+    if not info_path.is_file():
+        raise BenchsmithError(
+            "not an MMNeedle plan folder (no plan_info.json)",
+            path=plan_dir,
+            fix="run `benchsmith mmneedle plan` first",
+        )
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    images = pl.read_parquet(plan_dir / "images.parquet")
+    pools = {
+        int(p.stem[1:]): pl.read_parquet(p) for p in sorted((plan_dir / "pools").glob("n*.parquet"))
+    }
+    return info, images, pools
+
+
+def _hash_files(paths: list[Path]) -> list[str]:
+    hashes = []
+    for path in paths:
+        if not path.is_file():
+            raise SourceError(
+                "source image file is missing",
+                path=path,
+                fix="check --images points at the val2014 folder",
+            )
+        hashes.append(sha256_file(path))
+    return hashes
+
+
+def _write_grid(
+    out_path: Path,
+    ids: list[str],
+    tasks: list[tuple[int, ...]],
+    cache: Path,
+    shape: tuple[int, ...],
+    grid: int,
+    cfg: RenderConfig,
+) -> None:
+    bar = progress_bar(total=len(tasks), desc=f"stitching {grid}x{grid}", unit="img")
+    with (
+        atomic_path(out_path) as tmp,
+        pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
+    ):
+        batch: list[bytes] = []
+        stream = map_tasks(
+            _stitch_one,
+            tasks,
+            cfg.workers,
+            _init_stitch,
+            (os.fspath(cache), shape, grid, cfg.jpeg_quality),
+            chunksize=4,
+        )
+        for done, data in enumerate(stream, start=1):
+            batch.append(data)
+            bar.update(1)
+            if len(batch) == ROW_GROUP or done == len(tasks):
+                start = done - len(batch)
+                table = pa.table(
+                    {
+                        "stitched_id": ids[start:done],
+                        "image": batch,
+                        "sha256": [sha256_bytes(b) for b in batch],
+                    },
+                    schema=STITCHED_SCHEMA,
+                )
+                writer.write_table(table)
+                batch = []
+    bar.close()
+
+
+def render_mmneedle(
+    plan_dir: str | Path,
+    out_dir: str | Path,
+    cfg: RenderConfig,
+    images_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    plan_dir, out_dir = Path(plan_dir), Path(out_dir)
+    info, images, pools = _read_plan(plan_dir)
+    images_dir = Path(images_dir or info.get("images_dir") or "")
+    if not images_dir.is_dir():
+        raise SourceError(
+            "COCO images folder not found",
+            path=images_dir,
+            fix="pass --images pointing at val2014/",
+        )
+    file_of = dict(
+        zip(images["coco_image_id"].to_list(), images["file_name"].to_list(), strict=True)
+    )
+    fingerprint = plan_fingerprint(plan_dir)
+    key = params_hash({"plan": fingerprint, "render": cfg.identity()})[:16]
+    partial = out_dir.parent / f"{out_dir.name}.partial" / key
+    partial.mkdir(parents=True, exist_ok=True)
+
+    pending = [g for g in sorted(pools) if not (partial / f"n{g}.parquet").is_file()]
+    pool_ids = sorted(
+        {
+            cell["coco_image_id"]
+            for g in pools
+            for cells in pools[g]["cells"].to_list()
+            for cell in cells
+        }
+    )
+    if pending:
+        log(
+            f"mmneedle render: {len(pool_ids)} source images -> {sum(len(pools[g]) for g in pending)} stitched images, {cfg.workers} workers"
+        )
+        cache = partial / "cells.u8"
+        spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
+        bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
+        _, pool_hashes = build_cell_cache(
+            [images_dir / file_of[i] for i in pool_ids], cache, spec, cfg.workers, bar.update
+        )
+        bar.close()
+        shape = (max(len(pool_ids), 1), cfg.cell_size, cfg.cell_size, 3)
+        slot = {image_id: k for k, image_id in enumerate(pool_ids)}
+        for grid in pending:
+            frame = pools[grid]
+            tasks = [
+                tuple(slot[c["coco_image_id"]] for c in cells) for cells in frame["cells"].to_list()
+            ]
+            _write_grid(
+                partial / f"n{grid}.parquet",
+                frame["stitched_id"].to_list(),
+                tasks,
+                cache,
+                shape,
+                grid,
+                cfg,
+            )
+        cache.unlink(missing_ok=True)
+        pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
+    else:
+        log("mmneedle render: every grid already rendered for this plan and settings; reusing them")
+        pool_hash = {}
+    all_ids = images["coco_image_id"].to_list()
+    missing = [i for i in all_ids if i not in pool_hash]
+    pool_hash.update(
+        zip(missing, _hash_files([images_dir / file_of[i] for i in missing]), strict=True)
+    )
+
+    render_info = {
+        "family": "mmneedle",
+        "render": cfg.identity(),
+        "libraries": image_library_versions(),
+        "plan_fingerprint": fingerprint,
+        "images_dir": str(images_dir),
+        "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},
+        "source_images": len(all_ids),
+    }
+    with atomic_directory(out_dir) as staging:
+        (staging / "stitched").mkdir()
+        for grid in sorted(pools):
+            shutil.copyfile(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
+        pl.DataFrame(
+            {
+                "coco_image_id": all_ids,
+                "file_name": [file_of[i] for i in all_ids],
+                "sha256": [pool_hash[i] for i in all_ids],
+            },
+            schema={"coco_image_id": pl.Int64, "file_name": pl.String, "sha256": pl.String},
+        ).write_parquet(staging / "source_files.parquet")
+        atomic_write_json(staging / "render_info.json", render_info)
+    shutil.rmtree(partial.parent, ignore_errors=True)
+    return render_info

@@ -1,0 +1,273 @@
+"""``benchsmith mmneedle``: plan, render and publish the MMNeedle benchmark.
+
+Every option defaults to ``params.yaml`` (``--params``); a flag given on the command line wins
+for that run. The DVC pipeline (``dvc.yaml``) calls these same commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.core.params import load_params, section
+from benchsmith.core.progress import log
+from benchsmith.sources.coco import default_images_dir, read_captions
+from benchsmith.sources.lockfile import DEFAULT_LOCK_PATH
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mmneedle",
+        help="build MMNeedle (stitched COCO haystacks) : plan, render, publish",
+        description="Build the MMNeedle benchmark from COCO 2014 val: plan -> render -> publish.",
+    )
+    commands = parser.add_subparsers(dest="mmneedle_command", metavar="STEP", required=True)
+
+    plan = commands.add_parser(
+        "plan",
+        help="choose the COCO images of every stitched image and sample (needs only the captions file)",
+        description=(
+            "Write DIR/pools/n{N}.parquet (one row per stitched image: stitched_id, grid, cells) and "
+            "DIR/samples/m{M}_n{N}_k{K}.parquet (one row per sample), plus images.parquet and plan_info.json. "
+            "Deterministic: the same captions file and params give byte-identical tables."
+        ),
+    )
+    plan.add_argument(
+        "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
+    )
+    plan.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="COCO val2014/ folder, recorded for render (default: next to annotations/)",
+    )
+    plan.add_argument(
+        "--grids",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="grid sides N (default: mmneedle.grids, 1 2 4 8)",
+    )
+    plan.add_argument(
+        "--haystack-sizes",
+        type=int,
+        nargs="+",
+        metavar="M",
+        help="images per haystack M (default: 1 10)",
+    )
+    plan.add_argument(
+        "--needle-counts",
+        type=int,
+        nargs="+",
+        metavar="K",
+        help="needles per sample K (default: 1 2 5)",
+    )
+    plan.add_argument(
+        "--pool-size",
+        type=int,
+        metavar="N",
+        help="stitched images per grid (default: from the profile's sizes)",
+    )
+    plan.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        dest="samples_per_config",
+        help="samples per config, half positive",
+    )
+    plan.add_argument("--seed", type=int, metavar="S", help="seed (default: params seed)")
+    plan.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
+        "legacy: replay the original code's random stream (reports its duplicates and ambiguities)",
+    )
+    _add_params(plan)
+    plan.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="plan folder to write (replaced atomically)",
+    )
+    plan.set_defaults(handler=run_plan)
+
+    render = commands.add_parser(
+        "render",
+        help="decode, resize, stitch and encode every stitched image of a plan",
+        description=(
+            "Render every pool of a plan into DIR/stitched/n{N}.parquet (JPEG bytes + sha256) and record the sha256 "
+            "of every source file. Each source image is decoded and resized once; --workers processes stitch and "
+            "encode. An interrupted render resumes from the grids already finished."
+        ),
+    )
+    render.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by `mmneedle plan`"
+    )
+    render.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="COCO val2014/ folder (default: the one recorded in the plan)",
+    )
+    render.add_argument(
+        "--cell-size", type=int, metavar="PX", help="cell side in pixels (default: 256)"
+    )
+    render.add_argument(
+        "--jpeg-quality",
+        type=int,
+        metavar="Q",
+        help="JPEG quality 1-100 (default: 75, Pillow's default)",
+    )
+    render.add_argument(
+        "--resample",
+        choices=RESAMPLE_FILTERS,
+        help="resize filter (default: bicubic, Pillow's default)",
+    )
+    render.add_argument(
+        "--reducing-gap",
+        type=float,
+        metavar="G",
+        help="Pillow reducing_gap: faster resize, slightly different pixels",
+    )
+    render.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes (default: mmneedle.render.workers)",
+    )
+    _add_params(render)
+    render.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="render folder to write"
+    )
+    render.set_defaults(handler=run_render)
+
+    publish = commands.add_parser(
+        "publish",
+        help="write the Hugging Face dataset folder (card, build_info.json, parquet shards)",
+        description=(
+            "Write a versioned Hugging Face dataset folder: haystacks_n{N} image configs, the m{M}_n{N}_k{K} sample "
+            "configs (split test), README.md dataset card and build_info.json. Loads offline with "
+            "datasets.load_dataset(DIR, CONFIG, split='test')."
+        ),
+    )
+    publish.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by `mmneedle plan`"
+    )
+    publish.add_argument(
+        "--render",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder written by `mmneedle render`",
+    )
+    publish.add_argument(
+        "--version",
+        dest="dataset_version",
+        metavar="X.Y.Z",
+        help="dataset version (default: params version)",
+    )
+    publish.add_argument(
+        "--lock",
+        type=Path,
+        default=DEFAULT_LOCK_PATH,
+        metavar="FILE",
+        help="COCO archive lock file to record, if present",
+    )
+    publish.add_argument(
+        "--max-shard-mb",
+        type=int,
+        metavar="MB",
+        help="shard size limit in MB of arrow data (default: 256)",
+    )
+    _add_params(publish)
+    publish.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="dataset folder (default: mmneedle.publish.out, published/mmneedle)",
+    )
+    publish.set_defaults(handler=run_publish)
+
+
+def _add_params(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--params",
+        type=Path,
+        metavar="FILE",
+        help="params file (default: ./params.yaml if present)",
+    )
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+
+    params = load_params(args.params)
+    config = PlanConfig.from_params(
+        params,
+        order=args.order,
+        grids=args.grids,
+        haystack_sizes=args.haystack_sizes,
+        needle_counts=args.needle_counts,
+        pool_size=args.pool_size,
+        samples_per_config=args.samples_per_config,
+        seed=args.seed,
+    )
+    source = read_captions(args.captions)
+    images_dir = args.images or default_images_dir(args.captions)
+    for reason, count in source.skipped.items():
+        log(f"mmneedle plan: skipped {count} ({reason.replace('_', ' ')}) in {args.captions}")
+    plan = plan_mmneedle(source, config)
+    info = write_plan(plan, source, args.out, images_dir)
+    log(
+        f"mmneedle plan ({config.order}): {len(info['configs'])} configs x {config.samples_per_config} samples, "
+        f"pools of {config.pool_size} for grids {list(config.grids)} -> {args.out}"
+    )
+    if config.order == "legacy":
+        for name, report in info["configs"].items():
+            if any(v for k, v in report.items() if k != "samples"):
+                log(
+                    f"  {name}: {report['haystacks_with_duplicate_image']} haystacks with a duplicate image, "
+                    f"{report['ambiguous_gold_answers']} ambiguous gold answers, {report['repeated_needle_slots']} repeated slots"
+                )
+    json.dump(
+        {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]},
+        sys.stdout,
+        indent=2,
+    )
+    print()
+    return 0
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.render import render_mmneedle
+
+    params = load_params(args.params)
+    config = RenderConfig.from_params(
+        params,
+        cell_size=args.cell_size,
+        jpeg_quality=args.jpeg_quality,
+        resample=args.resample,
+        reducing_gap=args.reducing_gap,
+        workers=args.workers,
+    )
+    info = render_mmneedle(args.plan, args.out, config, args.images)
+    log(
+        f"mmneedle render: {info['stitched_images']} stitched images from {info['source_images']} source files -> {args.out}"
+    )
+    return 0
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    from benchsmith.publish.mmneedle import publish_mmneedle
+
+    params = load_params(args.params)
+    settings = section(params, "mmneedle", "publish")
+    out = args.out or Path(settings.get("out", "published/mmneedle"))
+    version = args.dataset_version or str(params.get("version", "0.0.0"))
+    max_mb = args.max_shard_mb or int(settings.get("max_shard_mb", 256))
+    publish_mmneedle(args.plan, args.render, out, version, args.lock, max_mb * 1024 * 1024)
+    return 0

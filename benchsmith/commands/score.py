@@ -1,0 +1,90 @@
+"""``benchsmith score FAMILY``: score a predictions JSONL against a published dataset.
+
+One subcommand per family so each can document its own answer-extraction policy in ``--help``.
+The scorer is imported inside the handler to keep ``benchsmith --help`` fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+MMNEEDLE_DESCRIPTION = """\
+Score MMNeedle predictions against one published config (m{M}_n{N}_k{K}) and print a JSON
+report to stdout.
+
+Predictions: JSONL, one object per line, {"sample_id": 0, "response": "3, 1, 2"}; extra keys
+are ignored, sample_id may be an int or a numeric string, response may be null.
+
+Metrics (coarse to fine, each with a binomial standard error sqrt(p(1-p)/n)):
+  existence  positive: the answer locates every needle (no -1);
+             negative: the answer says every needle is absent (-1).
+  index      positive: every needle's image index is right; negative: same as existence.
+  exact      positive: every needle's (index, row, col) is right; negative: same as existence.
+Top-level numbers are over all samples; "positive" and "negative" break them down.
+Every sample of the config is in the denominator: a missing row or null response ("missing")
+and an unreadable answer ("unparsed") count as wrong. "per_position" gives per-needle accuracy
+of positives by image index (needle depth) and by row,col cell.
+
+Answer parsing (default, lenient): strips whitespace, markdown ticks/bold, quotes, a leading
+"Answer:" label and trailing periods; needles are split on ";" (or newlines); each is -1 or
+three integers separated by commas/spaces, optionally in brackets. So "1,2,3", "(1, 2, 3)",
+"Answer: 1, 2, 3" and "1, 2, 3." all read as 1, 2, 3, and a single "-1" means every needle is
+absent. Prose, two numbers or the wrong number of needles is "unparsed".
+
+--strict reproduces the original evaluate.py / evaluate_multi.py string matching (only newline,
+space and period clean-up, so "1,2,3" is wrong), except that null responses still count as wrong
+instead of being dropped. There "missing" counts absent rows and null responses (an empty string
+is scored as the original did), and "unparsed" still reports the lenient parser's count.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``score`` with one subcommand per benchmark family."""
+    score = subparsers.add_parser(
+        "score",
+        help="score a predictions JSONL against a published dataset",
+        description="Score model predictions against a published benchsmith dataset.",
+    )
+    families = score.add_subparsers(dest="family", metavar="FAMILY", required=True)
+    mmneedle = families.add_parser(
+        "mmneedle",
+        help="existence / index / exact accuracy for MMNeedle",
+        description=MMNEEDLE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mmneedle.add_argument(
+        "--dataset",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="published MMNeedle folder (the one holding data/<config>/test-*.parquet)",
+    )
+    mmneedle.add_argument(
+        "--config", required=True, metavar="C", help="config name, e.g. m10_n2_k1"
+    )
+    mmneedle.add_argument(
+        "--predictions",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="predictions JSONL with sample_id and response per line",
+    )
+    mmneedle.add_argument(
+        "--strict",
+        action="store_true",
+        help="reproduce the original string matching instead of the lenient parser",
+    )
+    mmneedle.set_defaults(handler=run_mmneedle)
+
+
+def run_mmneedle(args: argparse.Namespace) -> int:
+    """Print the MMNeedle report as indented JSON; errors propagate as BenchsmithError."""
+    from benchsmith.scoring.mmneedle import score_predictions
+
+    report = score_predictions(args.dataset, args.config, args.predictions, strict=args.strict)
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

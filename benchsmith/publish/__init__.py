@@ -1,0 +1,1 @@
+"""Publish built datasets in Hugging Face layout (cards, versions, provenance) and audit them."""

@@ -1,0 +1,118 @@
+"""Extract zip archives without trusting their member names.
+
+A zip can name members ``../x``, ``/etc/x`` or ``C:\\x``, or carry symlinks that redirect later
+writes; ``zipfile.extractall`` only half-defends against this. Every member is checked before
+anything is written, selected members are written to a staging folder inside ``dest`` and
+each file is then moved into place with ``os.replace``, so ``dest`` never holds half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.progress import progress
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_JUNK_PREFIX = "__MACOSX/"
+_CORRUPT = (zipfile.BadZipFile, zlib.error, EOFError)
+_FIX_CORRUPT = "delete it and rerun `benchsmith coco fetch` to download it again"
+
+
+def safe_extract_zip(
+    zip_path: Path,
+    dest: Path,
+    *,
+    members: Callable[[str], bool] | None = None,
+) -> list[Path]:
+    """Extract the files of ``zip_path`` for which ``members(name)`` is true into ``dest``.
+
+    Names are passed with ``/`` separators (e.g. ``val2014/COCO_val2014_...jpg``). Directory
+    entries and ``__MACOSX/`` junk are skipped. Returns the extracted paths, in archive order.
+    """
+    zip_path, dest = Path(zip_path), Path(dest)
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            selected = _select(archive, zip_path, members)
+            dest.mkdir(parents=True, exist_ok=True)
+            return _extract(archive, selected, dest, zip_path)
+    except _CORRUPT as exc:
+        raise SourceError(
+            f"archive {zip_path.name} is corrupt or truncated ({exc})",
+            path=zip_path,
+            fix=_FIX_CORRUPT,
+        ) from exc
+
+
+def member_problem(info: zipfile.ZipInfo) -> str | None:
+    """Why a member may not be extracted, or None when it is safe."""
+    name = info.filename.replace("\\", "/")
+    if name.startswith("/"):
+        return "has an absolute path"
+    if _DRIVE.match(name):
+        return "has a drive letter"
+    if ".." in name.split("/"):
+        return "has a `..` component"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "is a symbolic link"
+    return None
+
+
+def _select(
+    archive: zipfile.ZipFile, zip_path: Path, members: Callable[[str], bool] | None
+) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
+    """Check every member (an archive with one hostile name is refused whole) and pick files."""
+    selected = []
+    for info in archive.infolist():
+        problem = member_problem(info)
+        if problem:
+            raise SourceError(
+                f"refusing to extract {zip_path.name}: member {info.filename!r} {problem}",
+                path=zip_path,
+                fix="this is not an archive benchsmith can trust; delete it and download it again",
+            )
+        name = info.filename.replace("\\", "/")
+        if info.is_dir() or name.startswith(_JUNK_PREFIX):
+            continue
+        relative = PurePosixPath(*[part for part in name.split("/") if part not in ("", ".")])
+        if not relative.parts:
+            continue
+        if members is None or members(relative.as_posix()):
+            selected.append((info, relative))
+    return selected
+
+
+def _extract(
+    archive: zipfile.ZipFile,
+    selected: list[tuple[zipfile.ZipInfo, PurePosixPath]],
+    dest: Path,
+    zip_path: Path,
+) -> list[Path]:
+    prefix = f".{zip_path.name}.tmp-"
+    for stale in dest.glob(prefix + "*"):  # left behind by an interrupted run
+        shutil.rmtree(stale, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=prefix, dir=dest))
+    try:
+        staged = []
+        for info, relative in progress(
+            selected, total=len(selected), desc=f"extract {zip_path.name}", unit="file"
+        ):
+            target = staging.joinpath(*relative.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(info) as source, open(target, "wb") as sink:
+                shutil.copyfileobj(source, sink, 1 << 20)  # raises BadZipFile on a CRC error
+            staged.append((target, dest.joinpath(*relative.parts)))
+        for target, final in staged:  # only once every member was read back intact
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(target, final)
+        return [final for _, final in staged]
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Benchmark-agnostic stages: small functions over tables of samples or images."""
