@@ -1,7 +1,8 @@
 """Write-then-rename helpers so that no reader ever sees a half-written output.
 
-An interrupted stage leaves at most a ``*.tmp-*`` sibling behind, which the next run removes;
-the previous complete output stays in place until the new one is complete (contract 3).
+An interrupted stage leaves at most a hidden ``.NAME.tmp-*`` sibling behind (folders staged by
+:func:`atomic_directory` are cleaned up by its next run); the previous complete output stays in
+place until the new one is complete (contract 3).
 """
 
 from __future__ import annotations
@@ -76,9 +77,15 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     old = None
-    if path.exists():
-        old = path.parent / f".{path.name}.tmp-old-{os.getpid()}"
-        os.replace(path, old)
-    os.replace(staging, path)
+    try:
+        if path.exists():
+            old = path.parent / f".{path.name}.tmp-old-{os.getpid()}"
+            os.replace(path, old)
+        os.replace(staging, path)
+    except BaseException:
+        if old is not None and not path.exists():
+            os.replace(old, path)  # put the previous output back
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

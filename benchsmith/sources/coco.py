@@ -162,11 +162,33 @@ def _check_shape(raw: object, path: Path) -> None:
             path=path,
             fix="point --captions at annotations/captions_val2014.json",
         )
+    for entry in raw["images"]:
+        if (
+            not isinstance(entry, dict)
+            or not _is_int(entry.get("id"))
+            or not isinstance(entry.get("file_name"), str)
+        ):
+            raise SourceError(
+                f"images[] entry {entry!r:.120} lacks a valid integer id and file_name", path=path
+            )
     for ann in raw["annotations"]:
         if not isinstance(ann, dict) or not {"id", "image_id", "caption"} <= ann.keys():
             raise SourceError(
                 f"caption annotation {ann!r:.120} lacks id/image_id/caption", path=path
             )
+        if (
+            not _is_int(ann["id"])
+            or not _is_int(ann["image_id"])
+            or not isinstance(ann["caption"], str)
+        ):
+            raise SourceError(
+                f"caption annotation {ann!r:.120} needs integer id/image_id and a string caption",
+                path=path,
+            )
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def image_path(images_dir: str | Path, image: CocoImage) -> Path:

@@ -101,7 +101,7 @@ def sample_image_specs(n_images: int, seed: int = 0) -> list[SampleImageSpec]:
     order = rng.permutation(len(rgb_grid))
     specs = []
     for k, image_id in enumerate(ids):
-        gray = k % GRAY_EVERY == 3
+        gray = k % GRAY_EVERY == 3 and k // GRAY_EVERY < len(LEVELS)
         if gray:
             level = next(gray_levels)
             color = (level, level, level)

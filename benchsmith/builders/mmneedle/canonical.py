@@ -34,20 +34,28 @@ from benchsmith.core.rng import derived_rng
 from benchsmith.sources.coco import normalize_caption
 
 NEGATIVE_DRAW_ATTEMPTS = 200
+HAYSTACK_ATTEMPTS = 20
 
 
 def _disjoint_haystack(
     pool: np.ndarray, num_images: int, rng: np.random.Generator, setting: Setting
 ) -> list[int]:
-    chosen: list[int] = []
-    used: set[int] = set()
-    for index in rng.permutation(len(pool)):
-        cells = pool[index].tolist()
-        if used.isdisjoint(cells):
-            chosen.append(int(index))
-            used.update(cells)
-            if len(chosen) == num_images:
-                return chosen
+    """Greedy draw of stitched images sharing no COCO image, restarted a few times.
+
+    A greedy pass can paint itself into a corner on small pools (a first pick from a short last
+    pass conflicts with everything else), so it restarts from fresh seeded orders before
+    declaring the pool too small.
+    """
+    for _ in range(HAYSTACK_ATTEMPTS):
+        chosen: list[int] = []
+        used: set[int] = set()
+        for index in rng.permutation(len(pool)):
+            cells = pool[index].tolist()
+            if used.isdisjoint(cells):
+                chosen.append(int(index))
+                used.update(cells)
+                if len(chosen) == num_images:
+                    return chosen
     raise PlanError(
         f"{setting.name}: cannot find {num_images} stitched images without a shared COCO image in a pool of {len(pool)}",
         fix="raise the pool size (mmneedle.sizes.<profile>.pool_size) or use more source images",

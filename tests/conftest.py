@@ -1,0 +1,85 @@
+"""Shared fixtures: a miniature COCO in the real format and one MMNeedle build per session."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
+from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+from benchsmith.builders.mmneedle.render import render_mmneedle
+from benchsmith.publish.mmneedle import publish_mmneedle
+from benchsmith.sources.coco import read_captions
+from benchsmith.sources.coco_sample import write_sample_coco
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _offline_hf(monkeypatch, tmp_path_factory):
+    """Keep `datasets` offline and its cache inside the test's temporary space."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
+
+
+@pytest.fixture(scope="session")
+def sample_coco(tmp_path_factory) -> Path:
+    """A 660-image miniature COCO 2014 val (read-only for tests: copy before changing it)."""
+    return write_sample_coco(tmp_path_factory.mktemp("coco") / "coco", n_images=660, seed=0)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory, sample_coco) -> dict[str, Path]:
+    """plan -> render -> publish of the sample profile sizes (pool 20, 10 samples per config)."""
+    root = tmp_path_factory.mktemp("build")
+    captions = sample_coco / "annotations" / "captions_val2014.json"
+    source = read_captions(captions)
+    plan_dir, render_dir, out = root / "plan", root / "render", root / "published"
+    write_plan(
+        plan_mmneedle(source, PlanConfig(pool_size=20, samples_per_config=10)),
+        source,
+        plan_dir,
+        sample_coco / "val2014",
+    )
+    render_mmneedle(plan_dir, render_dir, RenderConfig(workers=1))
+    publish_mmneedle(plan_dir, render_dir, out, "1.2.3")
+    return {
+        "root": root,
+        "coco": sample_coco,
+        "captions": captions,
+        "plan": plan_dir,
+        "render": render_dir,
+        "published": out,
+    }
+
+
+def write_reference_captions(path: Path) -> Path:
+    """COCO-format captions file ordered like the real one, from the shipped reference rows."""
+    with gzip.open(
+        FIXTURES / "coco_val2014_last_captions.jsonl.gz", "rt", encoding="utf-8"
+    ) as handle:
+        rows = [json.loads(line) for line in handle]
+    data = {
+        "images": [
+            {
+                "id": r["image_id"],
+                "file_name": r["file_name"],
+                "license": 1,
+                "width": 640,
+                "height": 480,
+            }
+            for r in rows
+        ],
+        "annotations": [
+            {"id": k + 1, "image_id": r["image_id"], "caption": r["caption"]}
+            for k, r in enumerate(rows)
+        ],
+        "licenses": [{"id": 1, "name": "Attribution-NonCommercial-ShareAlike License", "url": ""}],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

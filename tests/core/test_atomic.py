@@ -1,0 +1,158 @@
+"""Write-then-rename helpers: readers see the old or the new output, never a half-written one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core.atomic import (
+    atomic_directory,
+    atomic_path,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+)
+
+
+class Boom(Exception):
+    pass
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_atomic_write_bytes_replaces_content_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old content that is longer than the new one")
+    atomic_write_bytes(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert names(tmp_path) == ["out.bin"]
+
+
+def test_atomic_write_bytes_creates_missing_parent(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "out.bin"
+    atomic_write_bytes(str(target), b"\x00\x01\x02")
+    assert target.read_bytes() == b"\x00\x01\x02"
+    assert names(target.parent) == ["out.bin"]
+
+
+def test_atomic_write_text_is_utf8(tmp_path: Path) -> None:
+    target = tmp_path / "caption.txt"
+    atomic_write_text(target, "café – ☕")
+    assert target.read_bytes() == "café – ☕".encode()
+
+
+def test_atomic_write_json_replaces_content_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "info.json"
+    atomic_write_json(target, {"old": True, "list": [1, 2, 3]})
+    value = {"zeta": [1, 2], "alpha": {"nested": "é"}, "n": 3.5}
+    atomic_write_json(target, value)
+    assert json.loads(target.read_text(encoding="utf-8")) == value
+    assert names(tmp_path) == ["info.json"]
+
+
+def test_atomic_path_success_replaces_target(tmp_path: Path) -> None:
+    target = tmp_path / "table.parquet"
+    target.write_bytes(b"previous")
+    with atomic_path(target) as tmp:
+        assert tmp != target
+        assert tmp.parent == tmp_path
+        assert tmp.suffix == ".parquet"  # writers that pick a format by suffix still work
+        tmp.write_bytes(b"fresh")
+        assert target.read_bytes() == b"previous"  # not visible until the block ends
+    assert target.read_bytes() == b"fresh"
+    assert names(tmp_path) == ["table.parquet"]
+
+
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_atomic_path_error_keeps_previous_file_and_removes_temp(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    target = tmp_path / "table.parquet"
+    target.write_bytes(b"previous")
+    with pytest.raises(error), atomic_path(target) as tmp:
+        tmp.write_bytes(b"half written")
+        raise error()
+    assert target.read_bytes() == b"previous"
+    assert names(tmp_path) == ["table.parquet"]
+
+
+def test_atomic_path_error_without_previous_file_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "new.json"
+    with pytest.raises(Boom), atomic_path(target) as tmp:
+        tmp.write_text("{")
+        raise Boom()
+    assert names(tmp_path) == []
+
+
+def test_atomic_directory_creates_new_folder(tmp_path: Path) -> None:
+    target = tmp_path / "parent" / "plan"
+    with atomic_directory(target) as staging:
+        assert staging.is_dir()
+        assert list(staging.iterdir()) == []
+        assert staging.parent == target.parent
+        (staging / "a.txt").write_text("a")
+    assert names(target) == ["a.txt"]
+    assert names(target.parent) == ["plan"]
+
+
+def test_atomic_directory_replaces_existing_folder_whole(tmp_path: Path) -> None:
+    target = tmp_path / "plan"
+    (target / "sub").mkdir(parents=True)
+    (target / "old.txt").write_text("old")
+    (target / "sub" / "old2.txt").write_text("old")
+    (target / "keep_name.txt").write_text("old version")
+    with atomic_directory(target) as staging:
+        (staging / "keep_name.txt").write_text("new version")
+        (staging / "new.txt").write_text("new")
+        assert (target / "old.txt").exists()  # old output stays readable meanwhile
+    assert names(target) == ["keep_name.txt", "new.txt"]
+    assert (target / "keep_name.txt").read_text() == "new version"
+    assert names(tmp_path) == ["plan"]
+
+
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_atomic_directory_error_keeps_previous_folder_and_removes_staging(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    target = tmp_path / "plan"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(error), atomic_directory(target) as staging:
+        (staging / "partial.txt").write_text("partial")
+        raise error()
+    assert names(target) == ["old.txt"]
+    assert (target / "old.txt").read_text() == "old"
+    assert names(tmp_path) == ["plan"]
+
+
+def test_atomic_directory_error_without_previous_folder_leaves_nothing(tmp_path: Path) -> None:
+    with pytest.raises(Boom), atomic_directory(tmp_path / "plan") as staging:
+        (staging / "partial.txt").write_text("partial")
+        raise Boom()
+    assert names(tmp_path) == []
+
+
+def test_atomic_directory_removes_stale_staging_from_earlier_crash(tmp_path: Path) -> None:
+    target = tmp_path / "plan"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    stale = tmp_path / ".plan.tmp-abc123"
+    (stale / "deep").mkdir(parents=True)
+    (stale / "deep" / "junk.bin").write_bytes(b"junk")
+    stale_old = tmp_path / ".plan.tmp-old-99999"
+    stale_old.mkdir()
+    (stale_old / "older.txt").write_text("older")
+    unrelated = tmp_path / ".other.tmp-abc123"
+    unrelated.mkdir()
+    sibling = tmp_path / "plan_backup"
+    sibling.mkdir()
+    with atomic_directory(target) as staging:
+        assert not stale.exists()
+        assert not stale_old.exists()
+        (staging / "new.txt").write_text("new")
+    assert names(target) == ["new.txt"]
+    assert names(tmp_path) == [".other.tmp-abc123", "plan", "plan_backup"]

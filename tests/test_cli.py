@@ -1,0 +1,88 @@
+"""The ``benchsmith`` entry point: help, user errors without tracebacks, exit codes."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchsmith.cli import main
+from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME, read_captions
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("coco", "mmneedle", "audit", "score"):
+        assert command in out
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_plan_with_missing_captions_reports_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no params.yaml here: defaults apply
+    out = tmp_path / "plan"
+    code = main(["mmneedle", "plan", "--captions", "missing.json", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "missing.json" in captured.err
+    assert "error" in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+    assert not out.exists()
+
+
+def test_missing_params_file_reports_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = tmp_path / "absent_params.yaml"
+    code = main(["mmneedle", "plan", "--captions", "x.json", "--params", str(params), "--out", "o"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert str(params) in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_coco_sample_writes_the_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "coco"
+    assert main(["coco", "sample", "--out", str(out), "--n-images", "30"]) == 0
+    assert capsys.readouterr().out == ""  # status goes to stderr, stdout stays clean
+    source = read_captions(out / CAPTIONS_RELPATH)
+    assert len(source.images_with_captions) == 30
+    jpgs = {p.name for p in (out / IMAGES_DIRNAME).glob("*.jpg")}
+    assert jpgs == {image.file_name for image in source.images}
+
+
+def test_coco_sample_out_of_range_is_a_user_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["coco", "sample", "--out", str(tmp_path / "coco"), "--n-images", "0"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "n_images" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_python_m_version(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "benchsmith", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"benchsmith {importlib.metadata.version('benchsmith')}"

@@ -1,0 +1,69 @@
+"""`dvc repro` end to end on the sample profile, in a scratch copy of the project."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import datasets
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _repro(cwd: Path) -> str:
+    result = subprocess.run(["dvc", "repro"], cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(ROOT / name, project / name)
+    shutil.copytree(
+        ROOT / ".dvc",
+        project / ".dvc",
+        ignore=shutil.ignore_patterns("tmp", "cache", "config.local"),
+    )
+    shutil.copytree(ROOT / "cards", project / "cards")
+    shutil.copytree(
+        ROOT / "benchsmith", project / "benchsmith", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert params["profile"] == "sample"
+    params["mmneedle"]["sizes"]["sample"] = {"pool_size": 12, "samples_per_config": 4}
+    params["mmneedle"]["render"]["workers"] = 1
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+
+    first = _repro(project)
+    for stage in ("coco_source", "mmneedle_plan", "mmneedle_render", "mmneedle_publish"):
+        assert f"Running stage '{stage}'" in first
+    published = project / "published" / "mmneedle"
+    rows = datasets.load_dataset(str(published), "m10_n2_k1", split="test")
+    assert rows.num_rows == 4
+    built = _snapshot(published)
+
+    second = _repro(project)
+    assert "Running stage" not in second and "up to date" in second
+    assert _snapshot(published) == built
+
+    params["mmneedle"]["render"]["jpeg_quality"] = 60
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    third = _repro(project)
+    assert (
+        "Running stage 'mmneedle_render'" in third and "Running stage 'mmneedle_publish'" in third
+    )
+    assert (
+        "Running stage 'mmneedle_plan'" not in third and "Running stage 'coco_source'" not in third
+    )
+    assert _snapshot(published) != built
