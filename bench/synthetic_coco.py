@@ -6,6 +6,10 @@ decoding almost free and hide exactly the cost the render step is designed to av
 module writes *photo-like* 640x480 JPEGs instead: a smooth random colour field plus a gradient
 plus Gaussian noise, saved at quality 90. That gives files of ~160 KB that take ~1.4 ms to
 decode, close to a real COCO JPEG, next to a captions file in the real COCO format.
+
+Only numpy and Pillow are imported at module level: the benchmark scripts import this module,
+and forkserver workers re-import the script (see ``render_throughput.py``), so anything heavy
+here would be charged to every worker start-up.
 """
 
 from __future__ import annotations
@@ -22,9 +26,6 @@ from typing import Any
 
 import numpy as np
 from PIL import Image, features
-
-from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME
-from benchsmith.sources.coco_sample import ACTIONS, COCO_LICENSES, PLACES, SUBJECTS
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -65,10 +66,14 @@ class SyntheticCoco:
 
     @property
     def captions_path(self) -> Path:
+        from benchsmith.sources.coco import CAPTIONS_RELPATH
+
         return self.root / CAPTIONS_RELPATH
 
     @property
     def images_dir(self) -> Path:
+        from benchsmith.sources.coco import IMAGES_DIRNAME
+
         return self.root / IMAGES_DIRNAME
 
     @staticmethod
@@ -91,6 +96,8 @@ def write_synthetic_coco(
     image_id, caption), two distinct captions per image, because the plan step reads it
     through the same pycocotools-based reader as a real build.
     """
+    from benchsmith.sources.coco_sample import ACTIONS, COCO_LICENSES, PLACES, SUBJECTS
+
     rng = np.random.default_rng(seed)
     ids = sorted((rng.choice(581_000, size=n_images, replace=False) + 1).tolist())
     coco = SyntheticCoco(root, [int(i) for i in ids])
