@@ -9,16 +9,14 @@ number of source images.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from benchsmith.core.hashing import sha256_bytes
-from benchsmith.stages.stitching import load_cell
+from benchsmith.stages.render_pool import FillTask, RenderPool, fill_cell
 
 
 @dataclass(frozen=True)
@@ -28,57 +26,29 @@ class CellSpec:
     reducing_gap: float | None = None
 
 
-_worker: dict = {}
-
-
-def _init_fill(cache_path: str, shape: tuple[int, ...], spec: CellSpec) -> None:
-    _worker["cells"] = np.memmap(cache_path, dtype=np.uint8, mode="r+", shape=shape)
-    _worker["spec"] = spec
-
-
-def _fill_one(task: tuple[int, str]) -> tuple[int, str]:
-    index, path = task
-    spec: CellSpec = _worker["spec"]
-    cell, data = load_cell(path, spec.cell_size, spec.resample, spec.reducing_gap)
-    _worker["cells"][index] = cell
-    return index, sha256_bytes(data)
-
-
-def pool_context() -> multiprocessing.context.BaseContext:
-    """forkserver: safe with the threads polars and pyarrow start in the parent."""
-    return multiprocessing.get_context("forkserver")
-
-
-def map_tasks(
-    fn, tasks: Sequence, workers: int, initializer, initargs: tuple, chunksize: int = 8
-) -> Iterator:
-    """Ordered map over tasks, in-process for one worker (no start-up cost for small jobs)."""
-    if workers <= 1 or len(tasks) <= chunksize:
-        initializer(*initargs)
-        yield from map(fn, tasks)
-        return
-    with pool_context().Pool(workers, initializer=initializer, initargs=initargs) as pool:
-        yield from pool.imap(fn, tasks, chunksize=chunksize)
+def cache_shape(n_sources: int, cell_size: int) -> tuple[int, int, int, int]:
+    return (max(n_sources, 1), cell_size, cell_size, 3)
 
 
 def build_cell_cache(
     paths: Sequence[str | Path],
     cache_path: str | Path,
     spec: CellSpec,
-    workers: int = 1,
-    on_done=None,
+    pool: RenderPool | None = None,
+    on_done: Callable[[int], object] | None = None,
 ) -> tuple[np.memmap, list[str]]:
     """Fill ``cache_path`` with one resized cell per path; returns (memmap, sha256 per path)."""
-    shape = (max(len(paths), 1), spec.cell_size, spec.cell_size, 3)
-    cells = np.memmap(cache_path, dtype=np.uint8, mode="w+", shape=shape)
-    cells.flush()
-    hashes = [""] * len(paths)
-    tasks = [(i, os.fspath(p)) for i, p in enumerate(paths)]
-    for index, digest in map_tasks(
-        _fill_one, tasks, workers, _init_fill, (os.fspath(cache_path), shape, spec), chunksize=16
-    ):
-        hashes[index] = digest
+    shape = cache_shape(len(paths), spec.cell_size)
+    np.memmap(cache_path, dtype=np.uint8, mode="w+", shape=shape).flush()
+    tasks = [
+        FillTask(os.fspath(cache_path), shape, i, os.fspath(p), spec.resample, spec.reducing_gap)
+        for i, p in enumerate(paths)
+    ]
+    hashes = []
+    for digest in (pool or RenderPool(1)).imap(
+        fill_cell, tasks, chunksize=16
+    ):  # pool: entered by the caller
+        hashes.append(digest)
         if on_done:
             on_done(1)
-    _worker.clear()
     return np.memmap(cache_path, dtype=np.uint8, mode="r", shape=shape), hashes

@@ -64,7 +64,7 @@ def test_cell_cache_holds_each_source_once_and_hashes_it(tmp_path):
     import hashlib
 
     paths = [_jpeg(tmp_path / f"{k}.jpg", (k * 40, 100, 200 - k * 40)) for k in range(5)]
-    cells, hashes = build_cell_cache(paths, tmp_path / "cache.u8", CellSpec(12), workers=1)
+    cells, hashes = build_cell_cache(paths, tmp_path / "cache.u8", CellSpec(12))
     assert cells.shape == (5, 12, 12, 3)
     for k, path in enumerate(paths):
         assert np.array_equal(cells[k], load_cell(path, 12)[0])

@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,15 +30,13 @@ from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_j
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
 from benchsmith.core.progress import log, progress_bar
-from benchsmith.stages.cell_cache import CellSpec, build_cell_cache, map_tasks
-from benchsmith.stages.stitching import encode_jpeg, render_stitched_image
+from benchsmith.stages.cell_cache import CellSpec, build_cell_cache, cache_shape
+from benchsmith.stages.render_pool import RenderPool, StitchTask, stitch_cells
 
 STITCHED_SCHEMA = pa.schema(
     [("stitched_id", pa.string()), ("image", pa.binary()), ("sha256", pa.string())]
 )
 ROW_GROUP = 64
-
-_worker: dict = {}
 
 
 def image_library_versions() -> dict[str, str | None]:
@@ -53,19 +50,6 @@ def image_library_versions() -> dict[str, str | None]:
 def plan_fingerprint(plan_dir: Path) -> str:
     files = sorted((plan_dir / "pools").glob("n*.parquet")) + [plan_dir / "images.parquet"]
     return params_hash({f.relative_to(plan_dir).as_posix(): sha256_file(f) for f in files})
-
-
-def _init_stitch(cache_path: str, shape: tuple[int, ...], grid: int, quality: int) -> None:
-    _worker.update(
-        cells=np.memmap(cache_path, dtype=np.uint8, mode="r", shape=shape),
-        grid=grid,
-        quality=quality,
-    )
-
-
-def _stitch_one(cell_indices: tuple[int, ...]) -> bytes:
-    cells = _worker["cells"][list(cell_indices)]
-    return encode_jpeg(render_stitched_image(cells, _worker["grid"]), _worker["quality"])
 
 
 def _read_plan(plan_dir: Path) -> tuple[dict[str, Any], pl.DataFrame, dict[int, pl.DataFrame]]:
@@ -97,30 +81,18 @@ def _hash_files(paths: list[Path]) -> list[str]:
     return hashes
 
 
-def _write_grid(
-    out_path: Path,
-    ids: list[str],
-    tasks: list[tuple[int, ...]],
-    cache: Path,
-    shape: tuple[int, ...],
-    grid: int,
-    cfg: RenderConfig,
-) -> None:
-    bar = progress_bar(total=len(tasks), desc=f"stitching {grid}x{grid}", unit="img")
+def _write_grid(out_path: Path, ids: list[str], tasks: list[StitchTask], pool: RenderPool) -> None:
+    bar = progress_bar(
+        total=len(tasks),
+        desc=f"stitching {tasks[0].grid}x{tasks[0].grid}" if tasks else "stitching",
+        unit="img",
+    )
     with (
         atomic_path(out_path) as tmp,
         pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
     ):
         batch: list[bytes] = []
-        stream = map_tasks(
-            _stitch_one,
-            tasks,
-            cfg.workers,
-            _init_stitch,
-            (os.fspath(cache), shape, grid, cfg.jpeg_quality),
-            chunksize=4,
-        )
-        for done, data in enumerate(stream, start=1):
+        for done, data in enumerate(pool.imap(stitch_cells, tasks, chunksize=4), start=1):
             batch.append(data)
             bar.update(1)
             if len(batch) == ROW_GROUP or done == len(tasks):
@@ -176,27 +148,29 @@ def render_mmneedle(
         )
         cache = partial / "cells.u8"
         spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
-        bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
-        _, pool_hashes = build_cell_cache(
-            [images_dir / file_of[i] for i in pool_ids], cache, spec, cfg.workers, bar.update
-        )
-        bar.close()
-        shape = (max(len(pool_ids), 1), cfg.cell_size, cfg.cell_size, 3)
+        shape = cache_shape(len(pool_ids), cfg.cell_size)
         slot = {image_id: k for k, image_id in enumerate(pool_ids)}
-        for grid in pending:
-            frame = pools[grid]
-            tasks = [
-                tuple(slot[c["coco_image_id"]] for c in cells) for cells in frame["cells"].to_list()
-            ]
-            _write_grid(
-                partial / f"n{grid}.parquet",
-                frame["stitched_id"].to_list(),
-                tasks,
-                cache,
-                shape,
-                grid,
-                cfg,
+        with RenderPool(cfg.workers) as workers:
+            bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
+            _, pool_hashes = build_cell_cache(
+                [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
             )
+            bar.close()
+            for grid in pending:
+                frame = pools[grid]
+                tasks = [
+                    StitchTask(
+                        os.fspath(cache),
+                        shape,
+                        grid,
+                        cfg.jpeg_quality,
+                        tuple(slot[c["coco_image_id"]] for c in cells),
+                    )
+                    for cells in frame["cells"].to_list()
+                ]
+                _write_grid(
+                    partial / f"n{grid}.parquet", frame["stitched_id"].to_list(), tasks, workers
+                )
         cache.unlink(missing_ok=True)
         pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
     else:
