@@ -133,7 +133,9 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
             named=True
         )
     }
-    rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet")
+    # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far alive,
+    # so memory would grow with the whole input instead of one batch.
+    rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet", pre_buffer=False)
     for batch in rendered.iter_batches(batch_size=BATCH):
         rows = []
         for stitched_id, image, digest in zip(

@@ -28,7 +28,7 @@ from PIL import features
 from benchsmith.builders.mmneedle.config import RenderConfig
 from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
-from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
+from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.progress import log, progress_bar
 from benchsmith.stages.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.stages.render_pool import RenderPool, StitchTask, stitch_cells
@@ -91,17 +91,17 @@ def _write_grid(out_path: Path, ids: list[str], tasks: list[StitchTask], pool: R
         atomic_path(out_path) as tmp,
         pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
     ):
-        batch: list[bytes] = []
-        for done, data in enumerate(pool.imap(stitch_cells, tasks, chunksize=4), start=1):
-            batch.append(data)
+        batch: list[tuple[bytes, str]] = []
+        for done, result in enumerate(pool.imap(stitch_cells, tasks, chunksize=4), start=1):
+            batch.append(result)
             bar.update(1)
             if len(batch) == ROW_GROUP or done == len(tasks):
                 start = done - len(batch)
                 table = pa.table(
                     {
                         "stitched_id": ids[start:done],
-                        "image": batch,
-                        "sha256": [sha256_bytes(b) for b in batch],
+                        "image": [data for data, _ in batch],
+                        "sha256": [digest for _, digest in batch],
                     },
                     schema=STITCHED_SCHEMA,
                 )
@@ -194,7 +194,7 @@ def render_mmneedle(
     with atomic_directory(out_dir) as staging:
         (staging / "stitched").mkdir()
         for grid in sorted(pools):
-            shutil.copyfile(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
+            os.replace(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
         pl.DataFrame(
             {
                 "coco_image_id": all_ids,
