@@ -222,6 +222,13 @@ def build_info(
         "sources": {
             "captions": inputs.plan_info["captions"],
             "images_dir": inputs.render_info["images_dir"],
+            "images": {
+                "count": len(inputs.images),
+                # one digest over (coco_image_id, sha256) of every source image the build used
+                "manifest_sha256": params_hash(
+                    sorted((i, row["sha256"]) for i, row in inputs.images.items())
+                ),
+            },
             "archives": lock or {},
         },
         "plan_fingerprint": inputs.render_info["plan_fingerprint"],

@@ -50,6 +50,8 @@ def test_card_metadata_and_build_info(built):
     assert info["libraries"]["pillow"] and "libjpeg" in info["libraries"]
     captions_sha = hashlib.sha256(built["captions"].read_bytes()).hexdigest()
     assert info["sources"]["captions"]["sha256"] == captions_sha
+    assert info["sources"]["images"]["count"] == 660  # every sample image is used somewhere
+    assert len(info["sources"]["images"]["manifest_sha256"]) == 64
     assert len(info["params_hash"]) == 64 and info["params"]["render"]["jpeg_quality"] == 75
     assert info["configs"]["m10_n8_k5"]["num_examples"] == 10
 
