@@ -19,7 +19,8 @@ Predictions: JSONL, one object per line, {"sample_id": 0, "response": "3, 1, 2"}
 are ignored, sample_id may be an int or a numeric string, response may be null.
 
 Metrics (coarse to fine, each with a binomial standard error sqrt(p(1-p)/n)):
-  existence  positive: the answer locates every needle (no -1);
+  existence  positive: the answer locates every present needle and says -1 exactly for the
+             absent ones (only K > slots samples, e.g. m1_n2_k5, mix both);
              negative: the answer says every needle is absent (-1).
   index      positive: every needle's image index is right; negative: same as existence.
   exact      positive: every needle's (index, row, col) is right; negative: same as existence.
