@@ -161,10 +161,18 @@ def mean_ms(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def machine_info() -> dict[str, Any]:
-    """What the numbers depend on: cores, Python, Pillow and its JPEG library."""
+    """What the numbers depend on: the code revision, cores, Python, Pillow and libjpeg."""
+    import datasets
     import PIL
+    import pyarrow
+
+    from benchsmith.core.provenance import code_revision
 
     return {
+        "code_revision": code_revision(),
+        "numpy": np.__version__,
+        "pyarrow": pyarrow.__version__,
+        "datasets": datasets.__version__,
         "cpu_count": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "python": platform.python_version(),
@@ -172,6 +180,17 @@ def machine_info() -> dict[str, Any]:
         "pillow": PIL.__version__,
         "libjpeg_turbo": features.version("libjpeg_turbo"),
     }
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), so memory-hungry baselines can be skipped."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def usable_cpus() -> int:

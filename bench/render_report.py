@@ -1,0 +1,169 @@
+"""Render throughput benchmark: the tables ``render_throughput.py`` prints from its results.
+
+``report`` takes the per-grid result dicts (as written to ``render_throughput.json``) and
+prints: images/s with speedup and overhead against their targets, the in-process costs, the
+work model and its ideal overhead, where the CPU time went, and the correctness checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from render_case import CHECK_FIRST, OVERHEAD_TARGET, SPEEDUP_TARGET, WORKERS
+from synthetic_coco import mark, print_table
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    rows = []
+    for r in results:
+        ips = r["images_per_s"]
+        rows.append(
+            [
+                f"{r['grid']}x{r['grid']}",
+                r["stitched_images"],
+                f"{ips['baseline']:.1f}",
+                f"{ips['ours']:.1f}",
+                f"{ips['ours_gap1']:.1f}",
+                f"{ips['bare']:.1f}",
+                f"{r['speedup']:.2f}x {mark(r['speedup_pass'])}",
+                f"{r['overhead']:.2f}x {mark(r['overhead_pass'])}",
+                f"{r['overhead_gap1']:.2f}x {mark(r['overhead_gap1_pass'])}",
+            ]
+        )
+    print(
+        f"\nimages/s (workers={WORKERS}); targets: speedup >= {SPEEDUP_TARGET}x, overhead <= "
+        f"{OVERHEAD_TARGET}x"
+    )
+    print_table(
+        [
+            "grid",
+            "images",
+            "baseline",
+            "ours",
+            "ours gap=1",
+            "bare",
+            "speedup",
+            "overhead",
+            "overhead gap=1",
+        ],
+        rows,
+    )
+
+    print("\nin-process costs (ms, one core)")
+    print_table(
+        ["grid", "decode/src", "resize/src", "resize gap=1", "paste/out", "encode/out", "sha/out"],
+        [
+            [
+                f"{r['grid']}x{r['grid']}",
+                f"{r['costs_ms']['decode_ms_per_source']:.2f}",
+                f"{r['costs_ms']['resize_bicubic_ms_per_source']:.2f}",
+                f"{r['costs_ms']['resize_gap1_ms_per_source']:.2f}",
+                f"{r['costs_ms']['paste_ms_per_output']:.2f}",
+                f"{r['costs_ms']['encode_ms_per_output']:.2f}",
+                f"{r['costs_ms']['sha256_ms_per_output']:.2f}",
+            ]
+            for r in results
+        ],
+    )
+    print(
+        "\nwork model: CPU-s = count x in-process cost; 'ideal' = wall time if that work split "
+        f"perfectly over {WORKERS} workers with no other cost"
+    )
+    print_table(
+        [
+            "grid",
+            "decode",
+            "resize",
+            "paste",
+            "encode",
+            "sha256",
+            "ideal bare",
+            "bare",
+            "ideal ours",
+            "ours",
+            "ideal overhead",
+        ],
+        [
+            [
+                f"{r['grid']}x{r['grid']}",
+                *(
+                    f"{r['work_model_s'][k]:.2f}"
+                    for k in ("decode", "resize", "paste", "encode", "sha256")
+                ),
+                f"{(r['work_model_s']['decode'] + r['work_model_s']['encode']) / WORKERS:.2f}",
+                f"{r['seconds']['bare']:.2f}",
+                f"{sum(r['work_model_s'].values()) / WORKERS:.2f}",
+                f"{r['seconds']['ours']:.2f}",
+                f"{r['ideal_overhead']:.2f}x",
+            ]
+            for r in results
+        ],
+    )
+    print(
+        "\nwhere the wall time goes: CPU-s in the parent (task feeding, sha256, parquet) and in "
+        f"the {WORKERS} workers, against the work model; 'extra' = CPU beyond the model "
+        f"(page faults, worker start-up, IPC, cache I/O); 'busy' = CPU / (wall x {WORKERS} cores)"
+    )
+    cpu_rows = []
+    for r in results:
+        work = r["work_model_s"]
+        gap_resize = work["resize"] * (
+            r["costs_ms"]["resize_gap1_ms_per_source"]
+            / r["costs_ms"]["resize_bicubic_ms_per_source"]
+        )
+        models = {
+            "bare": work["decode"] + work["encode"],
+            "ours": sum(work.values()),
+            "ours_gap1": sum(work.values()) - work["resize"] + gap_resize,
+        }
+        for key, label in (("bare", "bare"), ("ours", "ours"), ("ours_gap1", "ours gap=1")):
+            m = r["cpu_seconds"][key]
+            total = m["parent_cpu"] + m["worker_cpu"]
+            cpu_rows.append(
+                [
+                    f"{r['grid']}x{r['grid']}",
+                    label,
+                    f"{m['wall']:.2f}",
+                    f"{m['parent_cpu']:.2f}",
+                    f"{m['worker_cpu']:.2f}",
+                    f"{models[key]:.2f}",
+                    f"{total - models[key]:.2f}",
+                    f"{total / (m['wall'] * WORKERS):.0%}",
+                    f"{(m['parent_minor_faults'] + m['worker_minor_faults']) / 1000:.0f}k",
+                ]
+            )
+    print_table(
+        [
+            "grid",
+            "run",
+            "wall s",
+            "parent CPU-s",
+            "worker CPU-s",
+            "model CPU-s",
+            "extra",
+            "busy",
+            "page faults",
+        ],
+        cpu_rows,
+    )
+
+    print("\ncorrectness: ours vs the original algorithm")
+    print_table(
+        [
+            "grid",
+            "byte-equal JPEGs",
+            f"first {CHECK_FIRST} equal",
+            "max px diff",
+            "gap=1 max px diff",
+        ],
+        [
+            [
+                f"{r['grid']}x{r['grid']}",
+                f"{r['correctness']['byte_equal_outputs']}/{r['correctness']['outputs']}",
+                str(r["correctness"]["first_byte_equal"]),
+                r["correctness"]["first_max_pixel_diff"],
+                r["correctness"]["gap1_first_max_pixel_diff_vs_baseline"],
+            ]
+            for r in results
+        ],
+    )
