@@ -110,6 +110,7 @@ def test_bad_source_images_fail_clearly_and_keep_the_previous_render(built, smal
         render_mmneedle(small_plan, out, RenderConfig(cell_size=48, workers=1), images)
     assert str(victim) in str(err.value)
     assert {p.name: p.read_bytes() for p in (out / "stitched").iterdir()} == before
+    assert not list((tmp_path / "render.partial").rglob("cells.u8"))  # no orphaned cell cache
 
 
 def test_an_interrupted_render_reuses_finished_grids(built, small_plan, tmp_path):

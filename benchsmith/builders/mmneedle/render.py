@@ -150,28 +150,30 @@ def render_mmneedle(
         spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
         shape = cache_shape(len(pool_ids), cfg.cell_size)
         slot = {image_id: k for k, image_id in enumerate(pool_ids)}
-        with RenderPool(cfg.workers) as workers:
-            bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
-            _, pool_hashes = build_cell_cache(
-                [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
-            )
-            bar.close()
-            for grid in pending:
-                frame = pools[grid]
-                tasks = [
-                    StitchTask(
-                        os.fspath(cache),
-                        shape,
-                        grid,
-                        cfg.jpeg_quality,
-                        tuple(slot[c["coco_image_id"]] for c in cells),
-                    )
-                    for cells in frame["cells"].to_list()
-                ]
-                _write_grid(
-                    partial / f"n{grid}.parquet", frame["stitched_id"].to_list(), tasks, workers
+        try:  # finished grids survive a failure (resume); the cell cache never does
+            with RenderPool(cfg.workers) as workers:
+                bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
+                _, pool_hashes = build_cell_cache(
+                    [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
                 )
-        cache.unlink(missing_ok=True)
+                bar.close()
+                for grid in pending:
+                    frame = pools[grid]
+                    tasks = [
+                        StitchTask(
+                            os.fspath(cache),
+                            shape,
+                            grid,
+                            cfg.jpeg_quality,
+                            tuple(slot[c["coco_image_id"]] for c in cells),
+                        )
+                        for cells in frame["cells"].to_list()
+                    ]
+                    _write_grid(
+                        partial / f"n{grid}.parquet", frame["stitched_id"].to_list(), tasks, workers
+                    )
+        finally:
+            cache.unlink(missing_ok=True)
         pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
     else:
         log("mmneedle render: every grid already rendered for this plan and settings; reusing them")
