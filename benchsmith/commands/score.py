@@ -74,6 +74,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="predictions JSONL with sample_id and response per line",
     )
     mmneedle.add_argument(
+        "--subset",
+        choices=("all", "paper"),
+        default="all",
+        help="all: every sample of the config (default); paper: only the samples the paper "
+        "evaluated (paper_eval_subset: first 1,000 positives and negatives for K=1, 100 for K>1)",
+    )
+    mmneedle.add_argument(
         "--strict",
         action="store_true",
         help="reproduce the original string matching instead of the lenient parser",
@@ -85,7 +92,9 @@ def run_mmneedle(args: argparse.Namespace) -> int:
     """Print the MMNeedle report as indented JSON; errors propagate as BenchsmithError."""
     from benchsmith.scoring.mmneedle import score_predictions
 
-    report = score_predictions(args.dataset, args.config, args.predictions, strict=args.strict)
+    report = score_predictions(
+        args.dataset, args.config, args.predictions, strict=args.strict, subset=args.subset
+    )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -43,6 +43,7 @@ SAMPLE_FEATURES = datasets.Features(
         "needles": datasets.List(NEEDLE),
         "gold_answer": datasets.Value("string"),
         "prompt": datasets.Value("string"),
+        "paper_eval_subset": datasets.Value("bool"),
         "haystack_has_duplicate_image": datasets.Value("bool"),
         "ambiguous_needles": datasets.Value("int64"),
         "provenance": PROVENANCE_FEATURE,

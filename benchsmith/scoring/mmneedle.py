@@ -38,6 +38,8 @@ from benchsmith.scoring.mmneedle_parse import (
     strict_normalize,
 )
 
+SUBSET_COLUMN = "paper_eval_subset"
+SUBSETS = ("all", "paper")
 COLUMNS = [
     "sample_id",
     "num_images",
@@ -100,8 +102,12 @@ def _gold_from_row(row: dict[str, Any], path: Path) -> GoldSample:
     return GoldSample(sid, bool(row["is_positive"]), tuple(locations), row["gold_answer"])
 
 
-def load_gold(dataset_dir: str | Path, config: str) -> list[GoldSample]:
-    """Read ``DATASET_DIR/data/<config>/test-*.parquet`` (sorted shards, needed columns only)."""
+def load_gold(dataset_dir: str | Path, config: str, subset: str = "all") -> list[GoldSample]:
+    """Read ``DATASET_DIR/data/<config>/test-*.parquet`` (sorted shards, needed columns only).
+
+    ``subset="paper"`` keeps the rows flagged ``paper_eval_subset`` (the samples the paper
+    evaluated), so scores are comparable with the paper's tables.
+    """
     data_dir = Path(dataset_dir) / "data"
     config_dir = data_dir / config
     if not config_dir.is_dir():
@@ -121,14 +127,17 @@ def load_gold(dataset_dir: str | Path, config: str) -> list[GoldSample]:
             path=config_dir,
             fix="republish the dataset",
         )
+    columns = [*COLUMNS, SUBSET_COLUMN] if subset == "paper" else COLUMNS
     try:
-        frame = pl.read_parquet(shards, columns=COLUMNS)
+        frame = pl.read_parquet(shards, columns=columns)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise BenchsmithError(
             f"cannot read the shards of config {config!r}: {exc}",
             path=config_dir,
-            fix="republish the dataset; the scorer needs the columns " + ", ".join(COLUMNS),
+            fix="republish the dataset; the scorer needs the columns " + ", ".join(columns),
         ) from exc
+    if subset == "paper":
+        frame = frame.filter(pl.col(SUBSET_COLUMN)).drop(SUBSET_COLUMN)
     if frame["sample_id"].is_duplicated().any():
         dup = frame.filter(frame["sample_id"].is_duplicated())["sample_id"][0]
         raise BenchsmithError(f"duplicate sample_id {dup}", path=config_dir, fix="republish")
@@ -276,12 +285,20 @@ def per_position(pairs: list[tuple[GoldSample, Judgement]]) -> dict[str, Any]:
 
 
 def score_predictions(
-    dataset_dir: str | Path, config: str, predictions_path: str | Path, *, strict: bool = False
+    dataset_dir: str | Path,
+    config: str,
+    predictions_path: str | Path,
+    *,
+    strict: bool = False,
+    subset: str = "all",
 ) -> dict[str, Any]:
     """Score one config; returns a JSON-serialisable report (see the module docstring)."""
-    golds = load_gold(dataset_dir, config)
+    if subset not in SUBSETS:
+        raise BenchsmithError(f"unknown subset {subset!r}", fix=f"use one of {', '.join(SUBSETS)}")
+    all_golds = load_gold(dataset_dir, config)
+    golds = all_golds if subset == "all" else load_gold(dataset_dir, config, subset)
     predictions = read_predictions(predictions_path)
-    known = {gold.sample_id for gold in golds}
+    known = {gold.sample_id for gold in all_golds}  # in the config, even if outside the subset
     pairs: list[tuple[GoldSample, Judgement]] = []
     unparsed = missing = 0
     for gold in golds:
@@ -301,6 +318,7 @@ def score_predictions(
         "missing": missing,
         "unknown_ids": sum(sid not in known for sid in predictions),
         "strict": strict,
+        "subset": subset,
         **{f"{m}_accuracy_se": overall[f"{m}_accuracy_se"] for m in METRICS},
         "per_position": per_position(pairs),
     }

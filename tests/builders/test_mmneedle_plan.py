@@ -282,3 +282,18 @@ def test_plan_cli_reports_skips_and_keeps_earlier_output_on_error(built, tmp_pat
     err = capsys.readouterr().err
     assert "not valid JSON" in err and str(captions) in err and "Traceback" not in err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_paper_eval_subset_marks_the_samples_the_paper_scored():
+    from benchsmith.builders.mmneedle.drafts import in_paper_eval_subset
+
+    one = [i for i in range(10_000) if in_paper_eval_subset(i, 10_000, 1)]
+    assert one == list(range(1000)) + list(range(5000, 6000))
+    several = [i for i in range(10_000) if in_paper_eval_subset(i, 10_000, 5)]
+    assert several == list(range(100)) + list(range(5000, 5100))
+    assert all(in_paper_eval_subset(i, 10, 2) for i in range(10))
+
+
+def test_published_samples_carry_the_paper_subset_flag(built):
+    _, samples = _tables(built["plan"])
+    assert all(samples["m10_n2_k1"]["paper_eval_subset"].to_list())  # 10 samples: all in it

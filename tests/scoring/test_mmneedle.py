@@ -141,6 +141,7 @@ def test_top_level_keys(dataset: Path, tmp_path: Path) -> None:
         "missing",
         "unknown_ids",
         "strict",
+        "subset",
         "existence_accuracy_se",
         "index_accuracy_se",
         "exact_accuracy_se",

@@ -97,3 +97,24 @@ def test_cli_counts_missing_and_wrong_answers_in_the_denominator(built, tmp_path
     assert result["positive"]["exact_accuracy"] == 3 / 5  # sample 1 wrong column
     assert result["negative"]["existence_accuracy"] == 4 / 5  # sample 9 unparsed
     assert result["exact_accuracy"] == 7 / 10
+
+
+def test_paper_subset_scores_only_flagged_samples(built, tmp_path):
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "published"
+    shutil.copytree(built["published"], out)
+    shard = next((out / "data" / "m10_n2_k1").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    flags = [sid in (0, 1, 5, 6) for sid in table.column("sample_id").to_pylist()]
+    index = table.schema.get_field_index("paper_eval_subset")
+    pq.write_table(table.set_column(index, table.schema.field(index), [flags]), shard)
+    gold = {r["sample_id"]: r["gold_answer"] for r in _gold(built, "m10_n2_k1")}
+    rows = [{"sample_id": sid, "response": gold[sid] if sid != 1 else "-1"} for sid in gold]
+    preds = _write(tmp_path / "p.jsonl", rows)
+    paper = score_predictions(out, "m10_n2_k1", preds, subset="paper")
+    assert paper["subset"] == "paper" and paper["n"] == 4 and paper["unknown_ids"] == 0
+    assert paper["positive"]["n"] == 2 and paper["positive"]["existence_accuracy"] == 0.5
+    assert score_predictions(out, "m10_n2_k1", preds)["n"] == 10

@@ -30,3 +30,11 @@ def slot_location(slot: int, grid: int) -> tuple[int, int, int]:
 def is_positive_id(sample_id: int, n_samples: int) -> bool:
     """Ids below n/2 are positive, the rest negative (the original's 50/50 convention)."""
     return sample_id < n_samples / 2
+
+
+def in_paper_eval_subset(sample_id: int, n_samples: int, num_needles: int) -> bool:
+    """The samples the paper evaluated: the first 1,000 positives and 1,000 negatives for one
+    needle (ids 0-999 and 5000-5999 of 10,000), the first 100 of each for several needles."""
+    positives = -(-n_samples // 2)
+    local = sample_id if sample_id < positives else sample_id - positives
+    return local < (1000 if num_needles == 1 else 100)

@@ -23,7 +23,7 @@ from benchsmith import __version__
 from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.canonical import canonical_samples
 from benchsmith.builders.mmneedle.config import PlanConfig, Setting
-from benchsmith.builders.mmneedle.drafts import SampleDraft
+from benchsmith.builders.mmneedle.drafts import SampleDraft, in_paper_eval_subset
 from benchsmith.builders.mmneedle.legacy import legacy_samples
 from benchsmith.builders.mmneedle.pools import build_pool, stitched_id
 from benchsmith.builders.mmneedle.prompt import build_prompt, gold_answer
@@ -55,6 +55,7 @@ SAMPLE_SCHEMA = {
     "needles": pl.List(NEEDLE_STRUCT),
     "gold_answer": pl.String,
     "prompt": pl.String,
+    "paper_eval_subset": pl.Boolean,
     "haystack_has_duplicate_image": pl.Boolean,
     "ambiguous_needles": pl.Int64,
 }
@@ -149,6 +150,9 @@ def sample_rows(plan: Plan, setting: Setting) -> list[dict[str, Any]]:
                 "gold_answer": gold_answer([n.location for n in draft.needles]),
                 "prompt": build_prompt(
                     setting.num_images, setting.grid, [n["caption"] for n in needles]
+                ),
+                "paper_eval_subset": in_paper_eval_subset(
+                    draft.sample_id, plan.config.samples_per_config, setting.num_needles
                 ),
                 "haystack_has_duplicate_image": duplicate,
                 "ambiguous_needles": ambiguous,
