@@ -8,51 +8,11 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import datasets
 
 from benchsmith import __version__
-
-
-@dataclass(frozen=True)
-class SourceRef:
-    """One raw source item a row was built from."""
-
-    dataset: str
-    split: str
-    id: str
-    file: str
-    sha256: str | None
-    license: str | None
-    url: str | None
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One stage decision that touched a row (kept, dropped or changed, and why)."""
-
-    stage: str
-    action: str
-    reason: str
-    evidence: str
-
-
-@dataclass
-class Provenance:
-    family: str
-    builder_version: str
-    code_revision: str
-    params_hash: str
-    seed: int
-    sources: list[SourceRef] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 PROVENANCE_FEATURE = {
     "family": datasets.Value("string"),

@@ -31,10 +31,6 @@ class SplitWritten:
     files: list[str] = field(default_factory=list)  # relative to the dataset root
 
 
-def _row_bytes(table: pa.Table) -> int:
-    return int(table.nbytes)
-
-
 class ShardedWriter:
     """Append row batches; rolls over to a new shard past ``max_shard_bytes`` of arrow data."""
 
@@ -66,7 +62,7 @@ class ShardedWriter:
         assert self._writer is not None
         self._writer.write_table(table)
         self.result.num_examples += table.num_rows
-        self._shard_bytes += _row_bytes(table)
+        self._shard_bytes += int(table.nbytes)
         if self._shard_bytes >= self.max_shard_bytes:
             self._close_shard()
 

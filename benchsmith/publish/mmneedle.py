@@ -318,8 +318,5 @@ def mmneedle_card(info: dict[str, Any], written: list[SplitWritten], features: d
         "sample_configs": sorted(sample_configs, key=lambda w: w.config),
         "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
         "default_config": default,
-        "sha_short": {
-            k: v[:12] for k, v in {"captions": info["sources"]["captions"]["sha256"]}.items()
-        },
     }
     return render_card("mmneedle.md.j2", metadata, context)

@@ -191,10 +191,6 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def image_path(images_dir: str | Path, image: CocoImage) -> Path:
-    return Path(images_dir) / image.file_name
-
-
 def default_images_dir(captions_path: str | Path) -> Path:
     """``ROOT/val2014`` next to ``ROOT/annotations/captions_val2014.json``."""
     return Path(captions_path).resolve().parent.parent / IMAGES_DIRNAME

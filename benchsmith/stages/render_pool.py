@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from benchsmith.core.hashing import sha256_bytes
-from benchsmith.stages.stitching import encode_jpeg, load_cell
+from benchsmith.stages.stitching import encode_jpeg, load_cell, render_stitched_image
 
 _maps: dict[tuple[str, str], np.memmap] = {}
 
@@ -63,15 +61,10 @@ class StitchTask:
 
 
 def stitch_cells(task: StitchTask) -> tuple[bytes, str]:
-    """Same pixels as :func:`render_stitched_image`, copied straight from the cache into a
-    canvas the worker reuses, so an image costs one copy of its cells and no fresh buffers."""
-    size = task.shape[1]
-    canvas = _canvas(task.grid * size)
+    """Encode one stitched JPEG from cached cells (row views, no copy) on a reused canvas."""
     cells = _cells(task.cache_path, task.shape, "r")
-    for k, index in enumerate(task.cells):
-        row, col = divmod(k, task.grid)
-        canvas[row * size : (row + 1) * size, col * size : (col + 1) * size] = cells[index]
-    image = Image.frombuffer("RGB", (canvas.shape[1], canvas.shape[0]), canvas, "raw", "RGB", 0, 1)
+    canvas = _canvas(task.grid * task.shape[1])
+    image = render_stitched_image([cells[i] for i in task.cells], task.grid, canvas)
     data = encode_jpeg(image, task.quality)
     return data, sha256_bytes(data)
 
@@ -138,9 +131,3 @@ class RenderPool:
         if self._pool is None or len(tasks) <= chunksize:
             return map(fn, tasks)
         return self._pool.imap(fn, tasks, chunksize=chunksize)
-
-
-def cpu_count() -> int:
-    return (
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    )

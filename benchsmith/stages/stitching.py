@@ -9,6 +9,7 @@ resize), which is why the render step runs it once per source image and caches t
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -64,19 +65,23 @@ def load_cell(
     return resize_cell(decode_rgb(data, path), cell_size, resample, reducing_gap), data
 
 
-def render_stitched_image(cells: list[np.ndarray] | np.ndarray, grid: int) -> Image.Image:
+def render_stitched_image(
+    cells: Sequence[np.ndarray], grid: int, canvas: np.ndarray | None = None
+) -> Image.Image:
     """Paste ``grid*grid`` equal square cells row-major on a black RGB canvas.
 
-    Cell k goes to row k // grid (y) and column k % grid (x).
+    Cell k goes to row k // grid (y) and column k % grid (x). Render workers pass a canvas they
+    reuse between images (cells cover it fully); the returned image shares its memory.
     """
     if len(cells) != grid * grid:
         raise ValueError(f"expected {grid * grid} cells, got {len(cells)}")
     size = cells[0].shape[0]
-    canvas = np.zeros((grid * size, grid * size, 3), dtype=np.uint8)
+    if canvas is None:
+        canvas = np.zeros((grid * size, grid * size, 3), dtype=np.uint8)
     for k, cell in enumerate(cells):
         row, col = divmod(k, grid)
         canvas[row * size : (row + 1) * size, col * size : (col + 1) * size] = cell
-    return Image.fromarray(canvas, "RGB")
+    return Image.frombuffer("RGB", (canvas.shape[1], canvas.shape[0]), canvas, "raw", "RGB", 0, 1)
 
 
 def encode_jpeg(image: Image.Image, quality: int = 75) -> bytes:

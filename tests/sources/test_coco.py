@@ -16,7 +16,6 @@ from benchsmith.sources.coco import (
     IMAGES_DIRNAME,
     clean_caption,
     default_images_dir,
-    image_path,
     normalize_caption,
     read_captions,
 )
@@ -287,9 +286,7 @@ def test_clean_caption() -> None:
     assert clean_caption("unchanged caption.") == "unchanged caption."
 
 
-def test_image_paths(tmp_path: Path) -> None:
+def test_default_images_dir_is_val2014_next_to_annotations(tmp_path: Path) -> None:
     path = write_doc(tmp_path, captions_doc([image_entry(42)], [ann(1, 42, "x")]))
-    image = read_captions(path).images[0]
-    images_dir = default_images_dir(path)
-    assert images_dir == (tmp_path / IMAGES_DIRNAME).resolve()
-    assert image_path(images_dir, image) == images_dir / "COCO_val2014_000000000042.jpg"
+    assert read_captions(path).images[0].file_name == "COCO_val2014_000000000042.jpg"
+    assert default_images_dir(path) == (tmp_path / IMAGES_DIRNAME).resolve()
