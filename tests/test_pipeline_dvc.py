@@ -67,3 +67,24 @@ def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tm
         "Running stage 'mmneedle_plan'" not in third and "Running stage 'coco_source'" not in third
     )
     assert _snapshot(published) != built
+
+    # A bad input fails its stage with a message naming the file, and loses nothing built.
+    built = {
+        name: _snapshot(project / name)
+        for name in ("published/mmneedle", "data/mmneedle/plan", "data/mmneedle/render")
+    }
+    captions = project / "data" / "sources" / "coco" / "annotations" / "captions_val2014.json"
+    captions.write_text('{"images": [', encoding="utf-8")
+    failed = subprocess.run(
+        ["dvc", "repro", "--single-item", "mmneedle_plan"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert failed.returncode != 0
+    assert (
+        "not valid JSON" in failed.stderr + failed.stdout
+        and "captions_val2014.json" in failed.stderr + failed.stdout
+    )
+    assert {name: _snapshot(project / name) for name in built} == built
