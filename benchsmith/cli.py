@@ -15,7 +15,7 @@ from benchsmith.core.errors import BenchsmithError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from benchsmith.commands import audit, coco, mmneedle, score
+    from benchsmith.commands import audit, coco, curate, mmneedle, predict, score, vlicl
 
     parser = argparse.ArgumentParser(
         prog="benchsmith",
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchsmith {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (coco, mmneedle, audit, score):
+    for module in (coco, mmneedle, vlicl, predict, curate, audit, score):
         module.register(subparsers)
     return parser
 

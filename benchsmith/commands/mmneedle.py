@@ -183,6 +183,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="MB",
         help="shard size limit in MB of arrow data (default: 256)",
     )
+    publish.add_argument(
+        "--image-check",
+        type=Path,
+        metavar="FILE",
+        help="report of `mmneedle check-images` to put in the card (optional)",
+    )
     _add_params(publish)
     publish.add_argument(
         "--out",
@@ -191,6 +197,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="dataset folder (default: mmneedle.publish.out, published/mmneedle)",
     )
     publish.set_defaults(handler=run_publish)
+
+    check = commands.add_parser(
+        "check-images",
+        help="find exact and near duplicate pictures inside each haystack (pixels, not ids)",
+        description=(
+            "Hash every source image the plan uses (sha256 of decoded pixels and a 64-bit perceptual hash), "
+            "then report stitched images and sample haystacks that show the same picture twice (exact) or a "
+            "near duplicate (Hamming distance <= --near-threshold). The plan already rules out repeated COCO "
+            "ids; this catches the same picture under two ids. Writes a JSON report that publish puts in the card."
+        ),
+    )
+    check.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by `mmneedle plan`"
+    )
+    check.add_argument(
+        "--images", type=Path, required=True, metavar="DIR", help="COCO val2014/ folder"
+    )
+    check.add_argument(
+        "--near-threshold", type=int, metavar="D", help="phash Hamming distance (default: params)"
+    )
+    check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
+    _add_params(check)
+    check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+    check.set_defaults(handler=run_check_images)
 
 
 def _add_params(parser: argparse.ArgumentParser) -> None:
@@ -269,5 +299,29 @@ def run_publish(args: argparse.Namespace) -> int:
     out = args.out or Path(settings.get("out", "published/mmneedle"))
     version = args.dataset_version or str(params.get("version", "0.0.0"))
     max_mb = args.max_shard_mb or int(settings.get("max_shard_mb", 256))
-    publish_mmneedle(args.plan, args.render, out, version, args.lock, max_mb * 1024 * 1024)
+    publish_mmneedle(
+        args.plan,
+        args.render,
+        out,
+        version,
+        args.lock,
+        max_mb * 1024 * 1024,
+        image_check_path=args.image_check,
+    )
+    return 0
+
+
+def run_check_images(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.image_check import check_mmneedle_images, write_image_check
+
+    params = load_params(args.params)
+    settings = section(params, "mmneedle", "image_check")
+    threshold = (
+        args.near_threshold
+        if args.near_threshold is not None
+        else int(settings.get("near_threshold", 4))
+    )
+    workers = args.workers or int(settings.get("workers", 1))
+    report = check_mmneedle_images(args.plan, args.images, threshold, workers)
+    write_image_check(report, args.out)
     return 0

@@ -42,6 +42,43 @@ is scored as the original did), and "unparsed" still reports the lenient parser'
 """
 
 
+VLICL_DESCRIPTION = """\
+Score VL-ICL predictions against one published task config (its query split) and print a JSON
+report to stdout. Configs: open_mi, matching_mi, clevr, operator_induction,
+operator_induction_interleaved.
+
+Predictions: JSONL, one object per line,
+  {"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}
+"id" is accepted for "query_id", "seed" defaults to 0, "response" may be null, extra keys are
+ignored. Gold is the "answer" column of the query row with that id.
+
+Report: accuracy as a FRACTION in [0, 1] (the paper prints percent), "overall" pooled over every
+scored row and "per_shot" per shot count, each with n, correct and the binomial stderr
+sqrt(p(1-p)/n); per shot also "per_seed", "mean_over_seeds" (the paper's 3-seed mean; equal to the
+pooled accuracy since every seed has the same denominator) and "std_over_seeds".
+Every (n_shot, seed) present in the predictions is scored over EVERY query of the config: an
+absent row or a null response counts as wrong ("missing"). Rows with ids that are not queries of
+the config are counted in "unknown_ids"; a repeated (query_id, n_shot, seed) row is counted in
+"duplicates" and only the first is scored (--strict makes both errors). "unparsed" counts
+responses in which the default extraction finds no answer at all.
+
+Normalisation (as in the original evals/eval.py): strip the response, cut it at the first newline,
+otherwise at the first "." that is not at position 0. Then, by task (default, fixed):
+  operator_induction*  first SIGNED integer (-?\\d+), compared as integers ("-5" can match)
+  clevr                first integer or number word zero..twenty ("3 objects", "three" -> 3)
+  open_mi              case-insensitive, ignoring quotes, trailing punctuation, an echoed
+                       "This is" and a leading article: "A dax." and "This is a dax" -> dax
+  matching_mi          the first standalone yes/no word decides; an empty or yes/no-less answer
+                       is wrong for Yes- and No-items alike
+
+--legacy-normalisation reproduces the original matching, for comparison with the paper:
+operators take the first unsigned \\d+ (negative answers can never match), clevr and open_mi
+need an exact (case-insensitive) match ("3 objects", "a dax" are wrong), and a matching No-item
+is correct whenever "yes" does not occur, so an empty answer is a correct "No". Null responses
+and absent rows still count as wrong in this mode.
+"""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``score`` with one subcommand per benchmark family."""
     score = subparsers.add_parser(
@@ -86,6 +123,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="reproduce the original string matching instead of the lenient parser",
     )
     mmneedle.set_defaults(handler=run_mmneedle)
+    _register_vlicl(families)
+
+
+def _register_vlicl(families: argparse._SubParsersAction) -> None:
+    vlicl = families.add_parser(
+        "vlicl",
+        help="accuracy per shot count for VL-ICL image-to-text tasks",
+        description=VLICL_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    vlicl.add_argument(
+        "--dataset",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="published VL-ICL folder (the one holding build_info.json and "
+        "data/<config>/query-*.parquet)",
+    )
+    vlicl.add_argument("--config", required=True, metavar="C", help="task config, e.g. clevr")
+    vlicl.add_argument(
+        "--predictions",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="predictions JSONL with query_id, n_shot, seed and response per line",
+    )
+    vlicl.add_argument(
+        "--shots",
+        type=int,
+        metavar="N",
+        help="score only the rows with n_shot N (default: every shot count present)",
+    )
+    vlicl.add_argument(
+        "--legacy-normalisation",
+        action="store_true",
+        help="reproduce the original eval.py matching instead of the fixed one",
+    )
+    vlicl.add_argument(
+        "--strict",
+        action="store_true",
+        help="error on ids that are not queries of the config and on duplicate rows",
+    )
+    vlicl.set_defaults(handler=run_vlicl)
 
 
 def run_mmneedle(args: argparse.Namespace) -> int:
@@ -94,6 +174,23 @@ def run_mmneedle(args: argparse.Namespace) -> int:
 
     report = score_predictions(
         args.dataset, args.config, args.predictions, strict=args.strict, subset=args.subset
+    )
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def run_vlicl(args: argparse.Namespace) -> int:
+    """Print the VL-ICL report as indented JSON; errors propagate as BenchsmithError."""
+    from benchsmith.scoring.vlicl import score_vlicl
+
+    report = score_vlicl(
+        args.dataset,
+        args.config,
+        args.predictions,
+        shots=args.shots,
+        mode="legacy" if args.legacy_normalisation else "fixed",
+        strict=args.strict,
     )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")

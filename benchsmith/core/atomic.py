@@ -71,6 +71,9 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     for stale in path.parent.glob(f".{path.name}.tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes 0700; outputs get the usual permissions
     try:
         yield staging
     except BaseException:

@@ -249,8 +249,12 @@ def publish_mmneedle(
     version: str,
     lock_path: str | Path | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    image_check_path: str | Path | None = None,
 ) -> dict[str, Any]:
     inputs = BuildInputs.read(plan_dir, render_dir)
+    image_check = None
+    if image_check_path is not None:
+        image_check = json.loads(Path(image_check_path).read_text(encoding="utf-8"))
     lock = None
     if lock_path and Path(lock_path).is_file():
         lock = json.loads(Path(lock_path).read_text(encoding="utf-8"))
@@ -285,6 +289,7 @@ def publish_mmneedle(
             )
             features[config] = SAMPLE_FEATURES
         info = build_info(inputs, version, written, lock)
+        info["image_check"] = image_check
         atomic_write_json(staging / "build_info.json", info)
         atomic_write_text(staging / "README.md", mmneedle_card(info, written, features))
     log(

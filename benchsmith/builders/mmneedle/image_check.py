@@ -1,0 +1,116 @@
+"""Duplicate-image check of an MMNeedle plan: is any picture shown twice inside one haystack?
+
+The plan's own check compares COCO image *ids*; this stage compares *pixels*. COCO holds some
+pictures under two ids, and a near duplicate (same scene re-encoded or resized) is as
+confusing to a model searching for a needle as the same id twice. Every source image the plan
+uses is hashed once (sha256 of decoded pixels, 64-bit perceptual hash); then each stitched
+image (its N x N cells) and each sample's whole haystack (M stitched images) is checked.
+The JSON report is a DVC output that ``mmneedle publish`` puts into the card.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from benchsmith.core.atomic import atomic_write_json
+from benchsmith.core.errors import SourceError
+from benchsmith.core.progress import log
+from benchsmith.stages.duplicate_images import duplicates_within_samples
+from benchsmith.stages.image_hashes import hash_images
+
+MAX_EXAMPLES = 5
+
+
+def _read_source_images(plan_dir: Path, images_dir: Path) -> list[tuple[int, bytes]]:
+    images = pl.read_parquet(plan_dir / "images.parquet", columns=["coco_image_id", "file_name"])
+    items = []
+    for image_id, file_name in images.iter_rows():
+        path = images_dir / file_name
+        if not path.is_file():
+            raise SourceError(
+                f"image {file_name} used by the plan is missing",
+                path=path,
+                fix="rerun the coco source stage or pass --images",
+            )
+        items.append((int(image_id), path.read_bytes()))
+    return items
+
+
+def _summarise(findings: list[Any], total: int) -> dict[str, Any]:
+    exact = {f.sample_id for f in findings if f.kind == "exact"}
+    near = {f.sample_id for f in findings if f.kind == "near"} - exact
+    examples = [
+        {"id": f.sample_id, "kind": f.kind, "a": f.a, "b": f.b, "distance": f.distance}
+        for f in findings[:MAX_EXAMPLES]
+    ]
+    return {
+        "total": total,
+        "with_exact_duplicate": len(exact),
+        "with_near_duplicate_only": len(near),
+        "examples": examples,
+    }
+
+
+def check_mmneedle_images(
+    plan_dir: str | Path, images_dir: str | Path, near_threshold: int = 4, workers: int = 1
+) -> dict[str, Any]:
+    plan_dir, images_dir = Path(plan_dir), Path(images_dir)
+    hashes, errors = hash_images(_read_source_images(plan_dir, images_dir), workers=workers)
+    if errors:
+        first = next(iter(sorted(errors.items())))
+        raise SourceError(
+            f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
+            path=images_dir,
+            fix="re-download the images (the lock file names their sha256)",
+        )
+    by_pixels: dict[str, list[int]] = defaultdict(list)
+    for image_id, value in hashes.items():
+        by_pixels[value.pixel_sha256].append(image_id)
+    same_pixels = sorted(sorted(ids) for ids in by_pixels.values() if len(ids) > 1)
+
+    cells: dict[str, list[int]] = {}
+    stitched_report = {}
+    for pool in sorted((plan_dir / "pools").glob("n*.parquet")):
+        frame = pl.read_parquet(pool, columns=["stitched_id", "cells"])
+        ids = {sid: [c["coco_image_id"] for c in row_cells] for sid, row_cells in frame.iter_rows()}
+        cells.update(ids)
+        findings = duplicates_within_samples(
+            {sid: [hashes[i] for i in image_ids] for sid, image_ids in ids.items()},
+            near_threshold,
+        )
+        stitched_report[pool.stem] = _summarise(findings, len(ids))
+
+    config_report = {}
+    for path in sorted((plan_dir / "samples").glob("*.parquet")):
+        frame = pl.read_parquet(path, columns=["sample_id", "haystack"])
+        haystacks = {
+            str(sample_id): [hashes[i] for sid in haystack for i in cells[sid]]
+            for sample_id, haystack in frame.iter_rows()
+        }
+        findings = duplicates_within_samples(haystacks, near_threshold)
+        config_report[path.stem] = _summarise(findings, len(haystacks))
+
+    kinds = Counter()
+    for block in config_report.values():
+        kinds["exact"] += block["with_exact_duplicate"]
+        kinds["near"] += block["with_near_duplicate_only"]
+    log(
+        f"mmneedle image check: {len(hashes)} source images, {len(same_pixels)} groups of "
+        f"identical pixels; haystacks with an exact duplicate {kinds['exact']}, near only {kinds['near']}"
+    )
+    return {
+        "near_threshold": near_threshold,
+        "source_images": len(hashes),
+        "identical_pixel_groups": same_pixels[:50],
+        "identical_pixel_group_count": len(same_pixels),
+        "stitched": stitched_report,
+        "configs": config_report,
+    }
+
+
+def write_image_check(report: dict[str, Any], out_path: str | Path) -> None:
+    atomic_write_json(out_path, report)

@@ -1,0 +1,429 @@
+"""Ingest the official VL-ICL release into the same build-directory rows (``mode: ingest``).
+
+Release layout (Hugging Face ``ys-zong/VL-ICL``)::
+
+    ROOT/<task>/support.json  ROOT/<task>/query.json     lists of dicts, file order kept
+    ROOT/<task>/support.zip   ROOT/<task>/query.zip      images
+
+The JSON names images relative to ROOT (``clevr/support/CLEVR_train_010840.png``). Zips are
+extracted into ``ROOT/<task>/`` like the release's ``unzip.sh`` (or into a separate images root
+of the same shape), image members only, through
+:func:`safe_extract_zip` (HF's scanner flags these zips as "pickle": nothing in them is ever
+unpickled or executed). Since zips come as ``support/x.png`` or ``<task>/support/x.png``, an
+image path is resolved by trying ``ROOT/<path>``, then ``ROOT/<task>/<path>``, then a unique
+file of the same basename under ``ROOT/<task>/`` (spec §7). Nothing is extracted when every
+image already resolves, so a rerun does no work.
+
+Row ids are file positions, so the legacy sampler walks queries in the release's file order.
+Fields the release does not carry (MiniImageNet class of matching pairs, CLEVR scene when the
+file name does not say) are empty strings / -1 and counted in the stats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from benchsmith.builders.vlicl import (
+    ImageHashes,
+    TaskRows,
+    image_ref,
+    make_row,
+    relative_posix,
+    source_record,
+)
+from benchsmith.builders.vlicl.clevr_count import ATTRIBUTES
+from benchsmith.builders.vlicl.config import OPERATOR_TASKS
+from benchsmith.builders.vlicl.operators import OPERATOR_NAMES, answers_by_op
+from benchsmith.core.errors import SourceError
+from benchsmith.sources.archive import safe_extract_zip
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp")
+LICENSE = "VL-ICL release (code MIT); images keep their source datasets' licences"
+URL = "https://huggingface.co/datasets/ys-zong/VL-ICL"
+_FIX = "download the VL-ICL release (huggingface.co/datasets/ys-zong/VL-ICL) and point the ingest root at the folder holding <task>/query.json"
+_CLEVR_NAME = re.compile(r"CLEVR_(train|val|test)_(\d+)")
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def is_image_member(name: str) -> bool:
+    return PurePosixPath(name).suffix.lower() in IMAGE_SUFFIXES
+
+
+class ImageResolver:
+    """Maps the release's image paths to files: ROOT/path, ROOT/task/path, then basename."""
+
+    def __init__(self, root: Path, task: str):
+        self.root = Path(root)
+        self.task = task
+        self._by_name: dict[str, list[Path]] | None = None
+
+    def _index(self) -> dict[str, list[Path]]:
+        if self._by_name is None:
+            index: dict[str, list[Path]] = {}
+            for folder, dirs, files in os.walk(self.root / self.task):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    index.setdefault(name, []).append(Path(folder) / name)
+            self._by_name = index
+        return self._by_name
+
+    def resolve(self, path: str, where: Path) -> Path | None:
+        clean = PurePosixPath(str(path).replace("\\", "/"))
+        if clean.is_absolute() or ".." in clean.parts or not clean.parts:
+            raise SourceError(
+                f"image path {path!r} is absolute or leaves the release folder",
+                path=where,
+                fix=_FIX,
+            )
+        for candidate in (
+            self.root.joinpath(*clean.parts),
+            self.root.joinpath(self.task, *clean.parts),
+        ):
+            if candidate.is_file():
+                return candidate
+        matches = self._index().get(clean.name, [])
+        if len(matches) > 1:
+            raise SourceError(
+                f"image {path!r} is not at ROOT/<path> or ROOT/{self.task}/<path> and its basename "
+                f"matches {len(matches)} files: {[str(m) for m in matches[:3]]}",
+                path=where,
+                fix="extract the zips so that the JSON paths resolve (unzip inside ROOT/<task>/)",
+            )
+        return matches[0] if matches else None
+
+    def forget(self) -> None:
+        self._by_name = None
+
+
+def _load_list(path: Path) -> list[Any]:
+    if not path.is_file():
+        raise SourceError(f"VL-ICL release file not found: {path.name}", path=path, fix=_FIX)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SourceError(f"{path.name} is not valid JSON ({exc})", path=path, fix=_FIX) from exc
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise SourceError(f"{path.name} must be a list of objects", path=path, fix=_FIX)
+    return data
+
+
+def _as_list(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def referenced_images(task: str, split: str, entries: list[dict]) -> list[str]:
+    """Every image path an entry names (query/support images of all shapes)."""
+    paths: list[str] = []
+    for entry in entries:
+        if task == "matching_mi" and split == "support":
+            for key in ("same", "diff"):
+                paths += _as_list((entry.get(key) or {}).get("image"))
+        else:
+            paths += _as_list(entry.get("image"))
+        if task == "open_mi" and split == "query":
+            for stored in (entry.get("support") or {}).values():
+                paths += _as_list(stored.get("images"))
+    return paths
+
+
+class _Images:
+    """Resolves (extracting zips once if needed) and turns paths into refs + provenance."""
+
+    def __init__(self, release: Path, images_root: Path, task: str, hashes: ImageHashes):
+        self.release, self.root = Path(release), Path(images_root)
+        self.task, self.hashes = task, hashes
+        self.resolver = ImageResolver(self.root, task)
+        self.extracted: list[str] = []
+
+    def ensure(self, paths: list[str], where: Path) -> None:
+        if all(self.resolver.resolve(p, where) is not None for p in paths):
+            return
+        for name in ("support.zip", "query.zip"):
+            archive = self.release / self.task / name
+            if archive.is_file():
+                safe_extract_zip(archive, self.root / self.task, members=is_image_member)
+                self.extracted.append(name)
+        self.resolver.forget()
+        missing = [p for p in paths if self.resolver.resolve(p, where) is None]
+        if missing:
+            raise SourceError(
+                f"{len(missing)} image(s) named in {self.task}/*.json were found neither as files "
+                f"nor in the zips, e.g. {missing[0]!r}",
+                path=where,
+                fix="download support.zip and query.zip of the task into ROOT/<task>/ (or unzip them there)",
+            )
+
+    def refs(
+        self, paths: list[str], split: str, entry_id: str, where: Path
+    ) -> tuple[list[dict], list[dict]]:
+        refs, sources = [], []
+        for path in paths:
+            found = self.resolver.resolve(path, where)
+            assert found is not None  # ensure() ran first
+            file, sha = relative_posix(found, self.root), self.hashes(found)
+            refs.append(image_ref("ingest", file, sha))
+            sources.append(source_record("vl-icl", split, entry_id, file, sha, LICENSE, URL))
+        return refs, sources
+
+
+def _entry_id(entry: dict, k: int) -> str:
+    return str(entry.get("id", k))
+
+
+def _operands(
+    entry: dict, paths: list[str], answer: Any, operator: str | None
+) -> tuple[int, int] | None:
+    """(a, b) from explicit keys, from the [+, -, x] answer list, or from two digits in the
+    image names, accepted only when consistent with the stored answer."""
+    if isinstance(entry.get("a"), int) and isinstance(entry.get("b"), int):
+        return entry["a"], entry["b"]
+    if isinstance(answer, list) and len(answer) == 3 and all(isinstance(v, int) for v in answer):
+        plus, minus, times = answer
+        if (plus + minus) % 2 == 0:
+            a, b = (plus + minus) // 2, (plus - minus) // 2
+            if a * b == times:
+                return a, b
+    digits = [run for p in paths for run in _DIGIT_RUNS.findall(PurePosixPath(p).stem)]
+    if len(digits) >= 2 and all(len(d) == 1 for d in digits[-2:]):
+        a, b = int(digits[-2]), int(digits[-1])
+        if operator is not None and str(answers_by_op(a, b)[OPERATOR_NAMES[operator]]) != str(
+            answer
+        ):
+            return None
+        return a, b
+    return None
+
+
+def _operator_rows(
+    task: str, split: str, entries: list[dict], images: _Images, where: Path, stats: Counter
+) -> list[dict]:
+    rows = []
+    for k, entry in enumerate(entries):
+        paths = _as_list(entry.get("image"))
+        operator = entry.get("operator") if split == "query" else None
+        if split == "query" and operator not in OPERATOR_NAMES:
+            raise SourceError(
+                f"{where.name}[{k}]: operator {operator!r} is not one of + - x",
+                path=where,
+                fix=_FIX,
+            )
+        answer = entry.get("answer")
+        operands = _operands(entry, paths, answer, operator)
+        if operands is None:
+            stats[f"{split}_without_operands"] += 1
+            a, b, by_op = -1, -1, {"plus": 0, "minus": 0, "times": 0}
+            if isinstance(answer, list) and len(answer) == 3:
+                by_op = dict(zip(("plus", "minus", "times"), (int(v) for v in answer), strict=True))
+        else:
+            a, b = operands
+            by_op = answers_by_op(a, b)
+        if split == "query":
+            scalar = (
+                answer[list(OPERATOR_NAMES).index(operator)] if isinstance(answer, list) else answer
+            )
+        else:
+            scalar = answer[0] if isinstance(answer, list) else answer
+        refs, sources = images.refs(paths, split, _entry_id(entry, k), where)
+        rows.append(
+            make_row(
+                task,
+                split,
+                k,
+                images=refs,
+                question=str(entry.get("question", "")),
+                answer=scalar,
+                extras={"a": a, "b": b, "answers_by_op": by_op, "operator": operator},
+                sources=sources,
+            )
+        )
+    return rows
+
+
+def _int_answer(entry: dict, k: int, where: Path) -> int:
+    try:
+        return int(entry.get("answer"))  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise SourceError(
+            f"{where.name}[{k}]: answer {entry.get('answer')!r} is not an integer count",
+            path=where,
+            fix=_FIX,
+        ) from exc
+
+
+def _clevr_rows(
+    split: str, entries: list[dict], images: _Images, where: Path, stats: Counter
+) -> list[dict]:
+    rows = []
+    for k, entry in enumerate(entries):
+        question = str(entry.get("question", ""))
+        attribute, _, value = (part.strip() for part in question.partition(":"))
+        if attribute not in ATTRIBUTES or not value:
+            raise SourceError(
+                f"{where.name}[{k}]: question {question!r} is not '<attribute>: <value>'",
+                path=where,
+                fix=_FIX,
+            )
+        paths = _as_list(entry.get("image"))
+        match = _CLEVR_NAME.search(paths[0] if paths else "")
+        if match is None:
+            stats[f"{split}_without_scene"] += 1
+        count = _int_answer(entry, k, where)
+        refs, sources = images.refs(paths, split, _entry_id(entry, k), where)
+        rows.append(
+            make_row(
+                "clevr",
+                split,
+                k,
+                images=refs,
+                question=question,
+                answer=count,
+                extras={
+                    "attribute": attribute,
+                    "value": value,
+                    "count": count,
+                    "source_split": match.group(1) if match else "",
+                    "scene_index": int(match.group(2)) if match else -1,
+                    "value_present": count > 0,
+                },
+                sources=sources,
+            )
+        )
+    return rows
+
+
+def _matching_rows(split: str, entries: list[dict], images: _Images, where: Path) -> list[dict]:
+    rows = []
+    for k, entry in enumerate(entries):
+        items = (
+            [("same", entry.get("same")), ("different", entry.get("diff"))]
+            if split == "support"
+            else [(None, entry)]
+        )
+        for offset, (label, item) in enumerate(items):
+            if not isinstance(item, dict):
+                raise SourceError(f"{where.name}[{k}] lacks its {label} pair", path=where, fix=_FIX)
+            answer = str(item.get("answer", ""))
+            label = label or ("same" if answer.strip().lower().startswith("yes") else "different")
+            refs, sources = images.refs(
+                _as_list(item.get("image")), split, _entry_id(entry, k), where
+            )
+            index = 2 * k + offset if split == "support" else k
+            rows.append(
+                make_row(
+                    "matching_mi",
+                    split,
+                    index,
+                    images=refs,
+                    question=str(item.get("question", "")),
+                    answer=answer,
+                    extras={"group_id": k, "label": label, "class_a": "", "class_b": ""},
+                    sources=sources,
+                )
+            )
+    return rows
+
+
+def _open_mi_rows(
+    entries: list[dict], images: _Images, where: Path
+) -> tuple[list[dict], list[dict]]:
+    """Support rows are the episodes stored inside each query (the release keeps them there)."""
+    support, query = [], []
+    for k, entry in enumerate(entries):
+        word, classes, stored = (
+            entry.get("answer"),
+            list(entry.get("classes") or []),
+            entry.get("support") or {},
+        )
+        if word not in classes or any(c not in stored for c in classes):
+            raise SourceError(
+                f"{where.name}[{k}]: answer, classes and support words disagree",
+                path=where,
+                fix=_FIX,
+            )
+        episode_support = []
+        for position, cls in enumerate(classes):
+            ids = []
+            for shot, path in enumerate(_as_list(stored[cls].get("images"))):
+                refs, sources = images.refs([path], "support", _entry_id(entry, k), where)
+                row = make_row(
+                    "open_mi",
+                    "support",
+                    f"{k:05d}-{position}-{shot}",
+                    images=refs,
+                    question="This is a",
+                    answer=cls,
+                    extras={
+                        "episode_id": k,
+                        "word": cls,
+                        "real_label": str(stored[cls].get("real_name", "")),
+                        "shot_index": shot,
+                    },
+                    sources=sources,
+                )
+                support.append(row)
+                ids.append(row["id"])
+            episode_support.append(
+                {"word": cls, "real_label": str(stored[cls].get("real_name", "")), "image_ids": ids}
+            )
+        refs, sources = images.refs(
+            _as_list(entry.get("image")), "query", _entry_id(entry, k), where
+        )
+        query.append(
+            make_row(
+                "open_mi",
+                "query",
+                k,
+                images=refs,
+                question=str(entry.get("question", "This is a")),
+                answer=word,
+                extras={
+                    "episode_id": k,
+                    "classes": classes,
+                    "query_word": word,
+                    "real_label": str(stored[word].get("real_name", "")),
+                    "episode_support": episode_support,
+                },
+                sources=sources,
+            )
+        )
+    return sorted(support, key=lambda r: r["id"]), query
+
+
+def ingest_task(
+    root: str | Path, task: str, hashes: ImageHashes, images_root: str | Path | None = None
+) -> TaskRows:
+    """Rows of one task. Images are looked up (and zips extracted) under ``images_root``
+    (default: the release ``root`` itself, like ``unzip.sh``); pass a separate folder to leave
+    the release folder untouched (e.g. when it is a DVC dependency). ImageRefs are relative to
+    ``images_root``, which is therefore build_info's ``roots["ingest"]``."""
+    root = Path(root)
+    query_path, support_path = root / task / "query.json", root / task / "support.json"
+    query_entries = _load_list(query_path)
+    support_entries = [] if task == "open_mi" else _load_list(support_path)
+    images = _Images(root, Path(images_root) if images_root is not None else root, task, hashes)
+    images.ensure(referenced_images(task, "query", query_entries), query_path)
+    images.ensure(referenced_images(task, "support", support_entries), support_path)
+    stats: Counter = Counter()
+    if task == "open_mi":
+        support, query = _open_mi_rows(query_entries, images, query_path)
+    elif task == "matching_mi":
+        support = _matching_rows("support", support_entries, images, support_path)
+        query = _matching_rows("query", query_entries, images, query_path)
+    elif task == "clevr":
+        support = _clevr_rows("support", support_entries, images, support_path, stats)
+        query = _clevr_rows("query", query_entries, images, query_path, stats)
+    elif task in OPERATOR_TASKS:
+        support = _operator_rows(task, "support", support_entries, images, support_path, stats)
+        query = _operator_rows(task, "query", query_entries, images, query_path, stats)
+    else:
+        raise SourceError(
+            f"ingest does not handle task {task!r}", fix="ingest one of the five I2T tasks"
+        )
+    return TaskRows(
+        support, query, {**dict(sorted(stats.items())), "extracted_zips": images.extracted}
+    )

@@ -1,0 +1,292 @@
+"""Build the VL-ICL build directory (contract: ``notes/vlicl_plan_format.md``).
+
+::
+
+    BUILD/build_info.json
+    BUILD/tasks/<task>/support.jsonl   one row per line, sorted by id
+    BUILD/tasks/<task>/query.jsonl
+    BUILD/episodes.jsonl               sorted (task, sampler, seed, n_shot, query_id)
+    BUILD/rendered/<task>/<name>.png   operator images (rebuild mode)
+
+Source images stay in their folders (publish embeds them). The folder appears as a whole
+(:func:`atomic_directory`), and the same sources + params give byte-identical files: rows are
+written as canonical JSON and every draw comes from a generator keyed by what it draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchsmith import __version__
+from benchsmith.builders.vlicl import FAMILY, SPLITS, ImageHashes, TaskRows
+from benchsmith.builders.vlicl.clevr_count import build_clevr
+from benchsmith.builders.vlicl.config import OPERATOR_TASKS, VliclConfig
+from benchsmith.builders.vlicl.episodes import SAMPLER_VERSIONS, build_episodes
+from benchsmith.builders.vlicl.ingest import ingest_task
+from benchsmith.builders.vlicl.matching_mi import build_matching_mi
+from benchsmith.builders.vlicl.open_mi import build_open_mi
+from benchsmith.builders.vlicl.operators import build_operator_task
+from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.hashing import canonical_json, params_hash, sha256_bytes, sha256_file
+from benchsmith.core.progress import log
+from benchsmith.sources.clevr import read_clevr_scenes, scenes_path
+from benchsmith.sources.miniimagenet import MiniImageNet, read_miniimagenet
+from benchsmith.sources.operator_images import load_operator_font
+
+MINI_TASKS = ("open_mi", "matching_mi")
+UPSTREAM = {"repo": "ys-zong/VL-ICL", "repo_commit": "2b77eee", "hf_dataset": "ys-zong/VL-ICL"}
+
+
+@dataclass(frozen=True)
+class VliclSources:
+    """Where the raw sources are; only those the selected tasks and mode need must be set."""
+
+    miniimagenet: Path | None = None  # Ravi-layout root (train/val/test.csv + images/)
+    clevr: Path | None = None  # the CLEVR_v1.0 folder
+    font: Path | None = None  # TTF for operator images; None = Pillow's embedded font
+    ingest: Path | None = None  # VL-ICL release root (<task>/query.json ...), ingest mode
+    ingest_images: Path | None = None  # where zips are extracted; None = the release root
+
+    def ingest_image_root(self) -> Path | None:
+        return self.ingest_images if self.ingest_images is not None else self.ingest
+
+
+@dataclass
+class BuildSummary:
+    out_dir: Path
+    mode: str
+    counts: dict[str, dict[str, int]]
+    episodes: int
+    stats: dict[str, Any] = field(default_factory=dict)
+    choices: list[str] = field(default_factory=list)
+
+
+def _need(path: Path | None, what: str, flag: str) -> Path:
+    if path is None:
+        raise BenchsmithError(
+            f"the VL-ICL build needs {what}", fix=f"pass {flag} (or set it in params.yaml)"
+        )
+    return Path(path)
+
+
+def _rebuild_tasks(
+    config: VliclConfig, sources: VliclSources, staging: Path, hashes: ImageHashes, digest: dict
+) -> tuple[dict[str, TaskRows], dict[str, Any] | None]:
+    sizes, seed = config.sizes, config.seed
+    rows: dict[str, TaskRows] = {}
+    font_info = None
+    mini: MiniImageNet | None = None
+    if any(t in config.tasks for t in MINI_TASKS):
+        root = _need(sources.miniimagenet, "a MiniImageNet folder (Ravi split)", "--miniimagenet")
+        mini = read_miniimagenet(root)
+        digest["miniimagenet"] = {
+            "layout": mini.layout,
+            "csv_sha256": dict(sorted(mini.csv_sha256.items())),
+        }
+    if "open_mi" in config.tasks:
+        log("vlicl: open_mi episodes")
+        rows["open_mi"] = build_open_mi(
+            mini,  # type: ignore[arg-type]
+            episodes=sizes.open_mi_episodes,
+            ways=sizes.open_mi_ways,
+            shots=sizes.open_mi_shots,
+            words=config.words,
+            seed=seed,
+            hashes=hashes,
+        )
+    if "matching_mi" in config.tasks:
+        log("vlicl: matching_mi pairs")
+        open_mi_queries = (
+            frozenset(ref["sha256"] for row in rows["open_mi"].query for ref in row["images"])
+            if "open_mi" in rows
+            else frozenset()
+        )
+        rows["matching_mi"] = build_matching_mi(
+            mini,  # type: ignore[arg-type]
+            support_pairs=sizes.matching_support_pairs,
+            query_pairs=sizes.matching_query_pairs,
+            seed=seed,
+            hashes=hashes,
+            exclude_sha256=open_mi_queries,
+        )
+    if "clevr" in config.tasks:
+        log("vlicl: clevr questions")
+        root = _need(sources.clevr, "the CLEVR_v1.0 folder", "--clevr")
+        scenes = {split: read_clevr_scenes(root, split) for split in ("train", "val")}
+        scenes_sha = {split: sha256_file(scenes_path(root, split)) for split in scenes}
+        digest["clevr"] = {"scenes_sha256": scenes_sha}
+        rows["clevr"] = build_clevr(
+            scenes["train"],
+            scenes["val"],
+            n_support=sizes.clevr_support,
+            n_query=sizes.clevr_query,
+            seed=seed,
+            root=root,
+            hashes=hashes,
+            scenes_sha256=scenes_sha,
+        )
+    operator_tasks = [t for t in config.tasks if t in OPERATOR_TASKS]
+    if operator_tasks:
+        font, info = load_operator_font(sources.font)
+        font_info = {"name": info.name, "sha256": info.sha256, "source": info.source}
+        for task in operator_tasks:
+            log(f"vlicl: {task} images")
+            rows[task] = build_operator_task(
+                task,
+                n_support=sizes.operator_support,
+                n_query_per_operator=sizes.operator_query_per_operator,
+                seed=seed,
+                font=font,
+                font_source=info.source,
+                rendered_dir=staging / "rendered",
+            )
+    return rows, font_info
+
+
+def _ingest_tasks(
+    config: VliclConfig, sources: VliclSources, hashes: ImageHashes, digest: dict
+) -> dict[str, TaskRows]:
+    root = _need(sources.ingest, "the VL-ICL release folder", "--ingest-root")
+    rows = {}
+    for task in config.tasks:
+        log(f"vlicl: ingest {task}")
+        rows[task] = ingest_task(root, task, hashes, images_root=sources.ingest_image_root())
+        digest.setdefault("ingest", {})[task] = {
+            name: sha256_file(root / task / name)
+            for name in ("query.json", "support.json", "query.zip", "support.zip")
+            if (root / task / name).is_file()
+        }
+    return rows
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, "".join(canonical_json(row) + "\n" for row in rows))
+
+
+def choices(config: VliclConfig) -> list[str]:
+    """Every decision the original release leaves open, in plain words, for the card."""
+    s = config.sizes
+    if config.mode == "ingest":
+        out = [
+            "Support and query rows are read from the official VL-ICL release JSON in file order; "
+            "images come from its zips (image files only, nothing unpickled).",
+            "open_mi support rows are the 5-way episodes stored inside each query; the separate "
+            "open_mi support.json is not used.",
+            "Fields the release does not store (matching class names, CLEVR scene for unusual "
+            "file names, operator operands that cannot be recovered) are empty or -1 and counted.",
+        ]
+    else:
+        out = [
+            f"open_mi: {s.open_mi_episodes} episodes from the Ravi-Larochelle test.csv classes; "
+            f"each has {s.open_mi_ways} classes, {s.open_mi_ways} distinct nonsense words drawn "
+            f"without replacement from a fixed list of {len(config.words)}, {s.open_mi_shots} "
+            "support images per class and 1 query image.",
+            "open_mi: query classes are balanced over the test classes (seeded permutation per "
+            "cycle of episodes); query images are reserved first, and no support image of the "
+            "task has the same sha256 as any query image.",
+            "matching_mi: support pairs from train.csv classes, query pairs from test.csv "
+            "classes (disjoint); each group is one same-class and one different-class pair, so "
+            "both splits are exactly 50% Yes; images used as open_mi queries are not used.",
+            "clevr: support from CLEVR v1.0 train scenes, query from val scenes, drawn without "
+            "replacement; attribute uniform over size/color/material/shape; value uniform over "
+            "the values present in the scene, so every count is at least 1; the answer is "
+            "recounted from the scene JSON.",
+            f"operators: digits 0-9; {s.operator_support} support expressions (distinct while "
+            f"possible), {s.operator_query_per_operator} queries per operator (+, -, x) "
+            "interleaved, preferring expressions not used in support; negative answers are kept.",
+            "operators: images are rendered with a pinned font (see build_info font) on a "
+            "256x256 white canvas; the interleaved task shows one digit per image.",
+        ]
+    out += [
+        f"Episodes: shot lists {', '.join(f'{t} {list(config.task_shots(t))}' for t in config.tasks)}; "
+        f"seeds {list(config.episode_seeds)}.",
+        "Episodes, hashed sampler: one generator per (seed, task, shots, query id), so episodes do "
+        "not depend on order; operator demos never show the query's own expression.",
+        "Episodes, legacy sampler: replays the original code's Python random stream (seed once, "
+        "shots in list order, queries in file order); operator episodes showing the query's "
+        "own expression are kept and counted.",
+        "open_mi episodes are 2-way: the distractor class and the class order are drawn per "
+        "query, and shot i uses the i-th stored image of each class, interleaved A, B, A, B.",
+    ]
+    return out
+
+
+def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path) -> BuildSummary:
+    """Build every selected task and its episodes into ``out_dir`` (replaced as a whole)."""
+    out_dir = Path(out_dir)
+    hashes = ImageHashes()
+    digest: dict[str, Any] = {}
+    stats: dict[str, Any] = {}
+    episode_rows: list[dict[str, Any]] = []
+    with atomic_directory(out_dir) as staging:
+        font_info = None
+        if config.mode == "ingest":
+            rows = _ingest_tasks(config, sources, hashes, digest)
+        else:
+            rows, font_info = _rebuild_tasks(config, sources, staging, hashes, digest)
+        for task in config.tasks:
+            task_rows = rows[task]
+            for split in SPLITS:
+                ordered = sorted(getattr(task_rows, split), key=lambda r: r["id"])
+                _write_jsonl(staging / "tasks" / task / f"{split}.jsonl", ordered)
+            episodes, episode_stats = build_episodes(
+                task,
+                task_rows.support,
+                task_rows.query,
+                shots=config.task_shots(task),
+                seeds=config.episode_seeds,
+                samplers=config.samplers,
+            )
+            episode_rows += episodes
+            stats[task] = {**task_rows.stats, **episode_stats}
+        episode_rows.sort(
+            key=lambda r: (r["task"], r["sampler"], r["seed"], r["n_shot"], r["query_id"])
+        )
+        _write_jsonl(staging / "episodes.jsonl", episode_rows)
+        refs = sorted(
+            {
+                (ref["root"], ref["file"], ref["sha256"])
+                for t in rows.values()
+                for split in (t.support, t.query)
+                for r in split
+                for ref in r["images"]
+            }
+        )
+        digest["images_sha256"] = sha256_bytes(canonical_json(refs).encode("utf-8"))
+        counts = {
+            t: {"support": len(rows[t].support), "query": len(rows[t].query)} for t in config.tasks
+        }
+        info = {
+            "family": FAMILY,
+            "mode": config.mode,
+            "builder_version": __version__,
+            "params": config.to_dict(),
+            "params_hash": params_hash(config.to_dict()),
+            "seed": config.seed,
+            "roots": {
+                "miniimagenet": str(sources.miniimagenet) if sources.miniimagenet else None,
+                "clevr": str(sources.clevr) if sources.clevr else None,
+                "rendered": "rendered",
+                "ingest": str(sources.ingest_image_root())
+                if config.mode == "ingest" and sources.ingest
+                else None,
+            },
+            "font": font_info,
+            "sources_digest": {
+                **digest,
+                "upstream": UPSTREAM,
+                "samplers": {s: SAMPLER_VERSIONS[s] for s in config.samplers},
+            },
+            "counts": counts,
+            "choices": choices(config),
+            "stats": stats,
+        }
+        atomic_write_json(staging / "build_info.json", info)
+    log(
+        f"vlicl: wrote {out_dir} ({sum(c['query'] for c in counts.values())} queries, {len(episode_rows)} episodes)"
+    )
+    return BuildSummary(out_dir, config.mode, counts, len(episode_rows), stats, info["choices"])

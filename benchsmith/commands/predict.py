@@ -1,0 +1,251 @@
+"""``benchsmith predict``: run a model over one config/split of a dataset, resumably.
+
+The predictions feed the judge (difficulty) and text-only leakage stages and ``benchsmith
+score``, so the prompt is the shared lmms-eval one (:mod:`benchsmith.stages.question_prompt`).
+A run must survive flaky servers and interruptions without repeating paid requests: answers go
+to the LLM cache as they arrive and to the output file one flushed line at a time; failed
+requests are not written, so the next run retries exactly those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import IO, Any
+
+DESCRIPTION = """\
+Run a model (any OpenAI-compatible chat-completions server) over one config and split of a
+dataset in Hugging Face parquet layout, and write one JSON line per sample to --out:
+
+  {"sample_id": "17", "model": "MODEL", "response": "B", "cache_key": "<sha256>"}
+
+Prompt: the question, then "A. option" lines for multiple choice and the lmms-eval instruction
+("Answer with the option's letter from the given choices directly." or "Answer the question
+using a single word or phrase."), after the sample's image(s). --instruction replaces the
+instruction line ("" for none, e.g. when the question column already holds a full prompt).
+--text-only sends no image at all (for text-only leakage runs).
+
+Server: --base-url or $OPENAI_BASE_URL; the API key is read from $OPENAI_API_KEY (or the variable
+named by --api-key-env) and is never written anywhere. Local servers need no key.
+
+Resumable: sample ids already in --out are skipped, and answers are cached on disk by request
+content (--cache-dir), so rerunning after an interruption or after failures sends only the
+requests that have no answer yet. A truncated last line (killed mid-write) is dropped and
+counted. Failed requests (server errors, timeouts, junk after retries) are not written; the
+summary counts them and the exit code is 1 until a rerun completes them. If every request of
+the first batch fails, the run stops with the first error (server down or wrong model).
+"""
+
+
+@dataclass
+class ExistingOutput:
+    """What a previous run left in the output file."""
+
+    done: set[str] = field(default_factory=set)
+    truncated_lines: int = 0
+
+
+@dataclass
+class PredictSummary:
+    written: int = 0
+    from_cache: int = 0
+    already_done: int = 0
+    failed: int = 0
+    first_error: str | None = None
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "predict",
+        help="run a model over a dataset split and write predictions JSONL (resumable)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "dataset", type=Path, metavar="DATASET_DIR", help="folder holding data/<config>/*.parquet"
+    )
+    parser.add_argument("--config", required=True, metavar="C", help="config name")
+    parser.add_argument("--split", required=True, metavar="S", help="split name, e.g. test")
+    parser.add_argument("--model", required=True, metavar="M", help="model name on the server")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="FILE.jsonl",
+        help="predictions JSONL to write, or to resume",
+    )
+    server = parser.add_argument_group("server")
+    server.add_argument("--base-url", metavar="U", help="e.g. http://127.0.0.1:8000/v1")
+    server.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    server.add_argument("--concurrency", type=int, default=4, metavar="N", help="default 4")
+    server.add_argument("--max-retries", type=int, default=5, metavar="N", help="default 5")
+    server.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="default 60")
+    server.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(".benchsmith/llm-cache"),
+        metavar="DIR",
+        help="LLM response cache (default .benchsmith/llm-cache)",
+    )
+    prompt = parser.add_argument_group("prompt")
+    prompt.add_argument("--text-only", action="store_true", help="send no image")
+    prompt.add_argument(
+        "--detail",
+        choices=("low", "high", "auto"),
+        default="auto",
+        help="image detail requested from the server (default auto)",
+    )
+    prompt.add_argument("--max-tokens", type=int, metavar="N", help="server default if unset")
+    prompt.add_argument("--instruction", metavar="TEXT", help="replaces the instruction line")
+    prompt.add_argument("--limit", type=int, metavar="N", help="only the first N samples")
+    columns = parser.add_argument_group("columns (guessed from common names if not given)")
+    for role in ("id", "question", "choices", "image"):
+        columns.add_argument(f"--{role}-column", metavar="NAME", help=f"the {role} column")
+    parser.set_defaults(handler=run_predict)
+
+
+def read_existing(path: Path, model: str) -> ExistingOutput:
+    """Ids already predicted; a torn last line is cut off the file so appends stay valid."""
+    from benchsmith.core.errors import BenchsmithError
+
+    existing = ExistingOutput()
+    if not path.is_file():
+        return existing
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    complete_bytes = len(data)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        is_last = number == len(lines)  # no newline after it: possibly cut mid-write
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "sample_id" not in row:
+                raise ValueError("not an object with a sample_id")
+        except ValueError as exc:
+            if is_last:
+                existing.truncated_lines += 1
+                complete_bytes = len(data) - len(line)
+                break
+            raise BenchsmithError(
+                f"line {number} is not a prediction row ({exc})",
+                path=f"{path}:{number}",
+                fix="delete the broken line (or the file) and rerun; the LLM cache keeps answers",
+            ) from None
+        if row.get("model") != model:
+            raise BenchsmithError(
+                f"the file holds predictions of model {row.get('model')!r}, not {model!r}",
+                path=f"{path}:{number}",
+                fix="write each model's predictions to its own --out file",
+            )
+        existing.done.add(str(row["sample_id"]))
+    if complete_bytes < len(data):
+        os.truncate(path, complete_bytes)
+    elif data and not data.endswith(b"\n"):
+        with open(path, "ab") as handle:  # a complete last row without its newline
+            handle.write(b"\n")
+    return existing
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _write_results(handle: IO[str], samples, results, model: str, summary: PredictSummary) -> None:
+    for sample, result in zip(samples, results, strict=True):
+        if not result.ok:
+            summary.failed += 1
+            summary.first_error = summary.first_error or f"{sample.sample_id}: {result.error}"
+            continue
+        row = {
+            "sample_id": sample.sample_id,
+            "model": model,
+            "response": result.text,
+            "cache_key": result.key,
+        }
+        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.flush()  # an interrupted run keeps every row written so far
+        summary.written += 1
+        summary.from_cache += result.cached
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from benchsmith.core.llm import LLMClient, LLMConfig, require_ok, user_message
+    from benchsmith.core.progress import log
+    from benchsmith.sources.hf_dataset import ColumnMap, DatasetView, family_columns, merge_columns
+    from benchsmith.stages.question_prompt import render_prompt
+
+    given = ColumnMap(
+        id=args.id_column,
+        question=args.question_column,
+        choices=args.choices_column,
+        image=args.image_column,
+    )
+    view = DatasetView(
+        args.dataset, args.config, args.split, merge_columns(family_columns(args.dataset), given)
+    )
+    client = LLMClient(
+        LLMConfig(
+            model=args.model,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            max_concurrency=args.concurrency,
+            max_retries=args.max_retries,
+            timeout_s=args.timeout,
+            max_tokens=args.max_tokens,
+            cache_dir=args.cache_dir,
+        )
+    )
+    existing = read_existing(args.out, args.model)
+    summary = PredictSummary()
+    seen = set(existing.done)
+
+    def todo():
+        for sample in islice(view.iter_samples(with_images=not args.text_only), args.limit):
+            if sample.sample_id in seen:
+                summary.already_done += 1
+                continue
+            seen.add(sample.sample_id)
+            yield sample
+
+    def messages(sample) -> list[dict]:
+        text = render_prompt(sample.question, sample.choices, instruction=args.instruction)
+        images = () if args.text_only else sample.images
+        return [user_message(text, images, detail=args.detail)]
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "a", encoding="utf-8") as handle:
+        for chunk in _chunks(todo(), max(16, 8 * args.concurrency)):
+            results = client.complete_many(
+                [messages(s) for s in chunk], desc=f"predict {args.model}"
+            )
+            if summary.written == 0 and not any(r.ok for r in results):
+                require_ok(results, what=f"requests to {client.base_url}")
+            _write_results(handle, chunk, results, args.model, summary)
+    log(
+        f"predict {args.model}: {summary.written} new rows ({summary.from_cache} from cache), "
+        f"{summary.already_done} already in {args.out}, {summary.failed} failed"
+        + (
+            f", {existing.truncated_lines} truncated last line dropped"
+            if existing.truncated_lines
+            else ""
+        )
+    )
+    if summary.failed:
+        log(
+            f"  first failure: {summary.first_error}\n  failed rows are not written: rerun to retry"
+        )
+        return 1
+    return 0

@@ -1,0 +1,416 @@
+"""The one LLM client (ARCHITECTURE.md contract 5): any OpenAI-compatible chat-completions server.
+
+Why it looks like this:
+
+- **Content-addressed cache.** Every successful answer is stored under the sha256 of exactly what
+  determines it (model, messages, temperature, max_tokens; see :func:`request_key`), so the same
+  request is never sent twice. The cache is what makes curation reruns reproducible and cheap,
+  and what lets an interrupted or partly failed run resume: only requests without a cached answer
+  are sent again. The server address and the API key are *not* part of the key, so moving to
+  another host serving the same model reuses the answers.
+- **Errors are values.** :meth:`LLMClient.complete` never raises for a failed request; it returns
+  a :class:`ChatResult` with ``error`` set, so a stage can count failures as a reason instead of
+  dying half-way. Failures are never cached. Commands that want a hard stop call
+  :func:`require_ok`, which raises :class:`LLMUnavailable` with the fix.
+- **Our own retries.** The ``openai`` client runs with ``max_retries=0``; here 429, 5xx, timeouts,
+  connection errors and malformed bodies are retried with exponential backoff (jitter derived
+  from the request key, so it is reproducible) or the server's ``Retry-After``. Other 4xx
+  (bad request, auth, unknown model) are not retried: repeating them cannot help.
+- **The API key stays secret.** It is read from the environment variable named in the config
+  (default ``OPENAI_API_KEY``; local servers need none) and goes only into the ``Authorization``
+  header. It is not a config field, not in reprs, cache files, results, provenance or messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from benchsmith.core.atomic import atomic_write_json
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.hashing import canonical_json, sha256_bytes, stable_int
+from benchsmith.core.progress import log, progress_bar
+
+DEFAULT_CACHE_DIR = Path(".benchsmith/llm-cache")
+PLACEHOLDER_KEY = "not-needed"  # sent when the key variable is unset: local servers ignore it
+CACHE_FORMAT = 1  # part of the request key: bump it to invalidate every cached answer
+IMAGE_DETAILS = ("low", "high", "auto")
+
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+
+
+class LLMUnavailable(BenchsmithError):
+    """Some LLM requests failed (server down, wrong model, junk replies) and the caller needs all."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to ask. ``base_url`` falls back to ``$OPENAI_BASE_URL``.
+
+    ``cache_dir`` is relative to the working directory unless absolute; ``None`` disables the
+    cache (every run asks again, so nothing is reproducible: only for experiments).
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 4
+    max_retries: int = 5
+    timeout_s: float = 60.0
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 20.0
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    cache_dir: Path | None = DEFAULT_CACHE_DIR
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise BenchsmithError("no model name given", fix="pass --model NAME")
+        if self.max_concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0:
+            raise BenchsmithError(
+                "LLM concurrency must be >= 1, retries >= 0 and the timeout > 0",
+                fix="fix --concurrency / --max-retries / --timeout",
+            )
+
+    def resolved_base_url(self) -> str:
+        url = self.base_url or os.environ.get("OPENAI_BASE_URL")
+        if not url:
+            raise BenchsmithError(
+                "no LLM server address: neither --base-url nor OPENAI_BASE_URL is set",
+                fix="pass --base-url http://HOST:PORT/v1 or export OPENAI_BASE_URL",
+            )
+        return url
+
+    def params(self, max_tokens: int | None = None) -> dict[str, Any]:
+        """Sampling parameters sent with (and hashed into the key of) every request."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": max_tokens if max_tokens is not None else self.max_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    key: str  # request key (cache key)
+    model: str  # the model that was asked
+    text: str | None  # the reply, None when the request failed
+    error: str | None  # why it failed, None on success
+    cached: bool  # answered from the cache, no request sent
+    attempts: int  # HTTP requests sent for this result (0 when cached)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class LLMStats:
+    """Counters: ``requests`` = HTTP requests sent (retries included)."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    errors: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    def keys(self) -> list[str]:  # mapping protocol, so ``dict(client.stats)`` works too
+        return list(self.as_dict())
+
+    def __getitem__(self, name: str) -> int:
+        return self.as_dict()[name]
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+
+def image_mime(image_bytes: bytes) -> str:
+    """MIME type from the magic bytes (the file name, if any, is not trusted)."""
+    for magic, mime in _IMAGE_MAGIC:
+        if image_bytes.startswith(magic):
+            return mime
+    if image_bytes[:4] == b"RIFF" and image_bytes[8:12] == b"WEBP":
+        return "image/webp"
+    raise BenchsmithError(
+        f"image is not PNG, JPEG, GIF, WEBP or BMP (starts with {image_bytes[:8]!r})",
+        fix="re-encode the dataset's images as PNG or JPEG",
+    )
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def image_part(image_bytes: bytes, detail: str = "auto") -> dict[str, Any]:
+    """An ``image_url`` part carrying the image inline as a base64 data URL."""
+    if detail not in IMAGE_DETAILS:
+        raise BenchsmithError(f"image detail {detail!r} is not one of {IMAGE_DETAILS}")
+    encoded = base64.b64encode(image_bytes).decode("ascii")
+    url = f"data:{image_mime(image_bytes)};base64,{encoded}"
+    return {"type": "image_url", "image_url": {"url": url, "detail": detail}}
+
+
+def user_message(text: str, images: Sequence[bytes] = (), detail: str = "auto") -> dict[str, Any]:
+    """One user turn: images first, then the text (the LLaVA/lmms-eval order).
+
+    Without images the content is a plain string, which text-only servers accept everywhere.
+    """
+    if not images:
+        return {"role": "user", "content": text}
+    return {"role": "user", "content": [*(image_part(i, detail) for i in images), text_part(text)]}
+
+
+def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """sha256 of what determines the answer: model, messages and sampling params, nothing else."""
+    payload = {"format": CACHE_FORMAT, "model": model, "messages": messages, "params": params}
+    return sha256_bytes(canonical_json(payload).encode("utf-8"))
+
+
+def provenance_record(result: ChatResult) -> dict[str, str]:
+    """What provenance evidence records about an LLM answer: which model, which cached reply."""
+    return {"model": result.model, "cache_key": result.key}
+
+
+def require_ok(results: Sequence[ChatResult], what: str = "LLM requests") -> None:
+    """Raise :class:`LLMUnavailable` if any result failed (for commands that need every answer)."""
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise LLMUnavailable(
+            f"{len(failed)} of {len(results)} {what} failed; first error: {failed[0].error}",
+            fix="check that the server (--base-url / OPENAI_BASE_URL) is up and serves the model, "
+            "then rerun: answered requests are cached and are not sent again",
+        )
+
+
+# -- the client ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Failure:
+    error: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+@dataclass
+class _Answer:
+    text: str
+    finish_reason: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _MalformedResponse(Exception):
+    pass
+
+
+def _parse_completion(body: str) -> _Answer:
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise _MalformedResponse(f"body is not JSON ({exc})") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _MalformedResponse("no choices in the body")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        reason = choices[0].get("finish_reason")
+        raise _MalformedResponse(f"no message text (finish_reason={reason})")
+    extra = {"served_model": data.get("model"), "created": data.get("created")}
+    return _Answer(content, choices[0].get("finish_reason"), extra)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+class LLMClient:
+    """Thread-safe client with cache, retries and bounded concurrency; see the module docstring."""
+
+    def __init__(self, config: LLMConfig):
+        self.config = config
+        self.base_url = config.resolved_base_url()
+        api_key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
+        self._secret = api_key if api_key != PLACEHOLDER_KEY else None
+        self._openai = openai.OpenAI(
+            base_url=self.base_url, api_key=api_key, max_retries=0, timeout=config.timeout_s
+        )
+        self.stats = LLMStats()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LLMClient(model={self.config.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    def key_for(self, messages: list[dict[str, Any]], *, max_tokens: int | None = None) -> str:
+        return request_key(self.config.model, messages, self.config.params(max_tokens))
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, max_tokens: int | None = None
+    ) -> ChatResult:
+        """One request: the cached answer if any, else ask (with retries). Never raises."""
+        params = self.config.params(max_tokens)
+        key = request_key(self.config.model, messages, params)
+        return self._cache_read(key) or self._call(key, messages, params)
+
+    def complete_many(
+        self,
+        requests: Sequence[list[dict[str, Any]]],
+        *,
+        max_tokens: int | None = None,
+        desc: str = "",
+    ) -> list[ChatResult]:
+        """Results in input order; at most ``max_concurrency`` requests in flight.
+
+        Cache hits are served first without using a worker; identical requests in one batch are
+        sent once.
+        """
+        params = self.config.params(max_tokens)
+        results: list[ChatResult | None] = [None] * len(requests)
+        pending: dict[str, tuple[list[int], list[dict[str, Any]]]] = {}
+        for index, messages in enumerate(requests):
+            key = request_key(self.config.model, messages, params)
+            if key in pending:
+                pending[key][0].append(index)
+            elif (hit := self._cache_read(key)) is not None:
+                results[index] = hit
+            else:
+                pending[key] = ([index], messages)
+        with progress_bar(total=len(requests), desc=desc or self.config.model, unit="req") as bar:
+            bar.update(len(requests) - sum(len(indexes) for indexes, _ in pending.values()))
+            if pending:
+                workers = min(self.config.max_concurrency, len(pending))
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    futures = {
+                        pool.submit(self._call, key, messages, params): key
+                        for key, (_, messages) in pending.items()
+                    }
+                    for future in as_completed(futures):
+                        result = future.result()
+                        first, *repeats = pending[futures[future]][0]
+                        results[first] = result
+                        for index in repeats:
+                            results[index] = replace(result, cached=result.ok, attempts=0)
+                        bar.update(1 + len(repeats))
+        return [r for r in results if r is not None]
+
+    # -- internals -------------------------------------------------------------------------------
+    def _count(self, **deltas: int) -> None:
+        with self._lock:
+            for name, delta in deltas.items():
+                setattr(self.stats, name, getattr(self.stats, name) + delta)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def _backoff_s(self, key: str, attempt: int, retry_after: float | None) -> float:
+        cap = self.config.backoff_max_s
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), cap)
+        base = min(cap, self.config.backoff_initial_s * 2 ** (attempt - 1))
+        jitter = stable_int(f"{key}:{attempt}") / 2**32  # reproducible, differs per request
+        return base * (0.5 + 0.5 * jitter)
+
+    def _call(self, key: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> ChatResult:
+        failure = _Failure("not attempted", False)
+        attempts = 0
+        for attempt in range(self.config.max_retries + 1):
+            if attempt:
+                time.sleep(self._backoff_s(key, attempt, failure.retry_after))
+                self._count(retries=1)
+            attempts += 1
+            self._count(requests=1)
+            outcome = self._attempt(messages, params)
+            if isinstance(outcome, _Answer):
+                self._cache_write(key, outcome)
+                return ChatResult(key, self.config.model, outcome.text, None, False, attempts)
+            failure = outcome
+            if not failure.retryable:
+                break
+        self._count(errors=1)
+        error = self._redact(failure.error)
+        return ChatResult(key, self.config.model, None, error, False, attempts)
+
+    def _attempt(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> _Answer | _Failure:
+        api_params = {k: v for k, v in params.items() if v is not None}
+        try:
+            raw = self._openai.chat.completions.with_raw_response.create(
+                model=self.config.model, messages=messages, **api_params
+            )
+            return _parse_completion(raw.text)
+        except _MalformedResponse as exc:
+            return _Failure(f"malformed response: {exc}", True)
+        except openai.APITimeoutError:
+            return _Failure(f"timeout after {self.config.timeout_s:g} s", True)
+        except openai.APIConnectionError as exc:
+            return _Failure(f"connection error: {exc} ({self.base_url})", True)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            retryable = status == 429 or status >= 500
+            message = str(exc.message)[:300]
+            return _Failure(f"HTTP {status}: {message}", retryable, _retry_after(exc))
+        except openai.OpenAIError as exc:
+            return _Failure(f"client error: {str(exc)[:300]}", False)
+
+    def _cache_path(self, key: str) -> Path | None:
+        if self.config.cache_dir is None:
+            return None
+        return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
+
+    def _cache_read(self, key: str) -> ChatResult | None:
+        path = self._cache_path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if entry.get("key") != key or not isinstance(entry.get("text"), str):
+                raise ValueError("entry does not match its key")
+        except (OSError, ValueError, AttributeError) as exc:
+            log(f"warning: LLM cache file {path} is unreadable ({exc}); asking the model again")
+            return None
+        self._count(cache_hits=1)
+        return ChatResult(
+            key, str(entry.get("model", self.config.model)), entry["text"], None, True, 0
+        )
+
+    def _cache_write(self, key: str, answer: _Answer) -> None:
+        path = self._cache_path(key)
+        if path is None:
+            return
+        entry = {
+            "key": key,
+            "model": self.config.model,
+            "text": answer.text,
+            "finish_reason": answer.finish_reason,
+            **answer.extra,
+        }
+        try:
+            atomic_write_json(path, entry)
+        except OSError as exc:  # a full disk must not lose the answer we already have
+            log(f"warning: cannot write LLM cache file {path} ({exc}); the answer is not cached")

@@ -1,0 +1,350 @@
+"""Score VL-ICL predictions against one published task config (its ``query`` split).
+
+A predictions JSONL holds one row per (query, shot count, seed):
+``{"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}``
+(``id`` is accepted for ``query_id``, ``seed`` defaults to 0, ``response`` may be ``null``,
+extra keys are ignored). The gold answer is the ``answer`` column of the query row with that
+id; only the ``id``, ``task`` and ``answer`` columns are read, images are never decoded.
+
+Policy, chosen so that a score cannot be inflated by leaving rows out:
+
+- accuracy is a **fraction in [0, 1]** (the paper prints percentages: multiply by 100);
+- every (shot count, seed) pair that occurs in the predictions is scored over **every** query of
+  the config: an absent row or a ``null`` response counts as wrong and is reported as
+  ``missing`` (in ``legacy`` mode too, where the original would crash or drop it);
+- ``per_shot[n].accuracy`` pools the seeds; because each seed has the same denominator it equals
+  ``mean_over_seeds`` (the paper's 3-seed mean); ``std_over_seeds`` is the sample standard
+  deviation across seeds and ``stderr`` the binomial ``sqrt(p(1-p)/n)`` over all scored rows;
+- ``overall`` pools every scored (shot, seed, query) row;
+- rows whose id is not a query of the config are counted in ``unknown_ids`` and ignored, a
+  repeated (query, shot, seed) row is counted in ``duplicates`` and only the first is scored;
+  ``strict=True`` turns both into errors;
+- ``unparsed`` counts responses in which the fixed-mode extraction finds no answer at all
+  (reported in both modes, to spot prompt-format problems).
+
+Answer matching is in :mod:`benchsmith.scoring.vlicl_normalise` (modes ``fixed`` and ``legacy``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from benchsmith.core.errors import AuditError, BenchsmithError
+from benchsmith.publish.reader import config_files, read_build_info
+from benchsmith.scoring.vlicl_normalise import (
+    MODES,
+    TASK_KINDS,
+    Matcher,
+    Mode,
+    is_unparsed,
+    matcher,
+    task_kind,
+)
+
+GOLD_COLUMNS = ["id", "task", "answer"]
+QUERY_SPLIT = "query"
+_PREDICTIONS_FIX = (
+    'write one JSON object per line: {"query_id": "clevr/query/00000", "n_shot": 2, '
+    '"seed": 0, "response": "3"}'
+)
+
+
+@dataclass(frozen=True)
+class GoldQuery:
+    """One query row, reduced to what scoring needs."""
+
+    query_id: str
+    task: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One validated predictions line; ``line`` is 1-based, for error messages."""
+
+    query_id: str
+    n_shot: int
+    seed: int
+    response: str | None
+    line: int
+
+
+def _check_gold_row(row: dict[str, Any], path: Path) -> GoldQuery:
+    """Fail loudly on a row the published contract does not allow, naming the config folder."""
+    qid, task, answer = row["id"], row["task"], row["answer"]
+    problem = None
+    if not isinstance(qid, str) or not qid:
+        problem = f"query id {qid!r} is not a non-empty string"
+    elif not isinstance(task, str) or task_kind(task) is None:
+        problem = f"{qid}: task {task!r} has no scorer (supported: {', '.join(TASK_KINDS)})"
+    elif not isinstance(answer, str):
+        problem = f"{qid}: answer {answer!r} is not a string"
+    else:
+        kind = task_kind(task)
+        text = answer.strip()
+        if kind == "operator" and not text.lstrip("-").isdigit():
+            problem = f"{qid}: operator answer {answer!r} is not an integer"
+        elif kind == "count" and not text.isdigit():
+            problem = f"{qid}: CLEVR answer {answer!r} is not a non-negative integer"
+        elif kind == "yes_no" and text.lower() not in {"yes", "no"}:
+            problem = f"{qid}: matching answer {answer!r} is not Yes or No"
+    if problem:
+        raise BenchsmithError(problem, path=path, fix="rebuild and republish this config")
+    return GoldQuery(qid, task, answer)
+
+
+def load_gold(dataset_dir: str | Path, config: str) -> list[GoldQuery]:
+    """Read ``DATASET_DIR/data/<config>/query-*.parquet`` (columns id, task, answer only)."""
+    dataset_dir = Path(dataset_dir)
+    info = read_build_info(dataset_dir)
+    if info.get("family") != "vlicl":
+        raise BenchsmithError(
+            f"not a VL-ICL dataset (build_info family is {info.get('family')!r})",
+            path=dataset_dir / "build_info.json",
+            fix="pass --dataset pointing at the published VL-ICL folder (e.g. published/vlicl)",
+        )
+    try:
+        files = config_files(dataset_dir, config, QUERY_SPLIT)
+    except AuditError as exc:
+        raise BenchsmithError(
+            str(exc).splitlines()[0],
+            path=dataset_dir / "data" / config,
+            fix="pass --config with a task config that has a query split "
+            f"({', '.join(TASK_KINDS)})",
+        ) from exc
+    config_dir = files[0].parent
+    try:
+        table = pads.dataset([str(f) for f in files], format="parquet").to_table(
+            columns=GOLD_COLUMNS
+        )
+    except (pa.ArrowException, OSError) as exc:
+        raise BenchsmithError(
+            f"cannot read the query shards of config {config!r}: {exc}",
+            path=config_dir,
+            fix="republish the dataset; the scorer needs the columns " + ", ".join(GOLD_COLUMNS),
+        ) from exc
+    golds = [_check_gold_row(row, config_dir) for row in table.to_pylist()]
+    seen: set[str] = set()
+    for gold in golds:
+        if gold.query_id in seen:
+            raise BenchsmithError(
+                f"duplicate query id {gold.query_id!r}", path=config_dir, fix="republish"
+            )
+        seen.add(gold.query_id)
+    return golds
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_line(row: Any, number: int, path: Path) -> PredictionRow:
+    def fail(message: str) -> BenchsmithError:
+        return BenchsmithError(f"line {number}: {message}", path=path, fix=_PREDICTIONS_FIX)
+
+    if not isinstance(row, dict):
+        raise fail("not a JSON object")
+    qid = row.get("query_id", row.get("id"))
+    if not isinstance(qid, str) or not qid:
+        raise fail("query_id (or id) must be a non-empty string")
+    n_shot, seed = row.get("n_shot"), row.get("seed", 0)
+    if not _is_int(n_shot) or n_shot < 0:
+        raise fail(f"n_shot must be a non-negative integer, got {n_shot!r}")
+    if not _is_int(seed):
+        raise fail(f"seed must be an integer, got {seed!r}")
+    if "response" not in row:
+        raise fail("no 'response' key")
+    response = row["response"]
+    if response is not None and not isinstance(response, str):
+        raise fail("response must be a string or null")
+    return PredictionRow(qid, n_shot, seed, response, number)
+
+
+def read_predictions(path: str | Path) -> list[PredictionRow]:
+    """Validate every line of a predictions JSONL (blank lines are skipped)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchsmithError(
+            f"cannot read predictions: {exc}", path=path, fix=_PREDICTIONS_FIX
+        ) from exc
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BenchsmithError(
+                f"line {number}: invalid JSON ({exc})", path=path, fix=_PREDICTIONS_FIX
+            ) from exc
+        rows.append(_parse_line(data, number, path))
+    return rows
+
+
+def _rate(correct: int, n: int) -> tuple[float | None, float | None]:
+    """Accuracy and binomial standard error; ``None`` when nothing was scored."""
+    if n == 0:
+        return None, None
+    p = correct / n
+    return p, math.sqrt(p * (1 - p) / n)
+
+
+@dataclass
+class _Tally:
+    correct: int = 0
+    n: int = 0
+    missing: int = 0
+    unparsed: int = 0
+
+    def add(self, other: _Tally) -> None:
+        self.correct += other.correct
+        self.n += other.n
+        self.missing += other.missing
+        self.unparsed += other.unparsed
+
+
+def _score_run(
+    golds: list[GoldQuery],
+    responses: dict[str, str | None],
+    matchers: dict[str, Matcher],
+) -> _Tally:
+    """One (shot, seed) run over every query of the config."""
+    tally = _Tally(n=len(golds))
+    for gold in golds:
+        response = responses.get(gold.query_id)
+        if response is None:
+            tally.missing += 1
+            continue
+        tally.unparsed += is_unparsed(gold.task, response)
+        tally.correct += matchers[gold.task](response, gold.answer)
+    return tally
+
+
+def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
+    pooled = _Tally()
+    for tally in per_seed.values():
+        pooled.add(tally)
+    accuracy, stderr = _rate(pooled.correct, pooled.n)
+    seed_accuracies = [t.correct / t.n for t in per_seed.values()]  # n = queries > 0
+    return {
+        "accuracy": accuracy,
+        "n": pooled.n,
+        "correct": pooled.correct,
+        "stderr": stderr,
+        "missing": pooled.missing,
+        "unparsed": pooled.unparsed,
+        "mean_over_seeds": statistics.fmean(seed_accuracies),
+        "std_over_seeds": statistics.stdev(seed_accuracies) if len(seed_accuracies) > 1 else None,
+        "per_seed": {
+            str(seed): {
+                "accuracy": _rate(t.correct, t.n)[0],
+                "n": t.n,
+                "correct": t.correct,
+                "missing": t.missing,
+                "unparsed": t.unparsed,
+            }
+            for seed, t in sorted(per_seed.items())
+        },
+    }
+
+
+def _select_rows(
+    rows: list[PredictionRow], known: set[str], path: Path, strict: bool
+) -> tuple[dict[tuple[int, int], dict[str, str | None]], int, int]:
+    """Group known rows by (n_shot, seed); count unknown ids and duplicates (first row wins)."""
+    runs: dict[tuple[int, int], dict[str, str | None]] = defaultdict(dict)
+    unknown = duplicates = 0
+    for row in rows:
+        if row.query_id not in known:
+            if strict:
+                raise BenchsmithError(
+                    f"line {row.line}: {row.query_id!r} is not a query of this config",
+                    path=path,
+                    fix="score each config with its own predictions, or drop --strict",
+                )
+            unknown += 1
+            continue
+        run = runs[(row.n_shot, row.seed)]
+        if row.query_id in run:
+            if strict:
+                raise BenchsmithError(
+                    f"line {row.line}: second row for {row.query_id!r} "
+                    f"(n_shot {row.n_shot}, seed {row.seed})",
+                    path=path,
+                    fix="keep one row per (query_id, n_shot, seed), or drop --strict",
+                )
+            duplicates += 1
+            continue
+        run[row.query_id] = row.response
+    return dict(runs), unknown, duplicates
+
+
+def score_vlicl(
+    dataset_dir: str | Path,
+    config: str,
+    predictions_path: str | Path,
+    *,
+    shots: int | None = None,
+    mode: Mode = "fixed",
+    strict: bool = False,
+) -> dict[str, Any]:
+    """Score one config; returns a JSON-serialisable report (see the module docstring)."""
+    if mode not in MODES:
+        raise BenchsmithError(f"unknown mode {mode!r}", fix=f"use one of {', '.join(MODES)}")
+    if shots is not None and shots < 0:
+        raise BenchsmithError(f"--shots {shots} is negative", fix="pass a shot count like 0 or 4")
+    path = Path(predictions_path)
+    golds = load_gold(dataset_dir, config)
+    rows = read_predictions(path)
+    if shots is not None:
+        rows = [row for row in rows if row.n_shot == shots]
+    runs, unknown, duplicates = _select_rows(rows, {g.query_id for g in golds}, path, strict)
+    if not runs:
+        what = f"with n_shot {shots} " if shots is not None else ""
+        raise BenchsmithError(
+            f"no prediction {what}matches a query of config {config!r} "
+            f"({unknown} rows with unknown ids)",
+            path=path,
+            fix="check --config, --shots and the query_id values"
+            + (f" (e.g. {golds[0].query_id!r})" if golds else ""),
+        )
+    matchers = {task: matcher(task, mode) for task in {g.task for g in golds}}
+    by_shot: dict[int, dict[int, _Tally]] = defaultdict(dict)
+    for (n_shot, seed), responses in sorted(runs.items()):
+        by_shot[n_shot][seed] = _score_run(golds, responses, matchers)
+    overall = _Tally()
+    for per_seed in by_shot.values():
+        for tally in per_seed.values():
+            overall.add(tally)
+    accuracy, stderr = _rate(overall.correct, overall.n)
+    return {
+        "config": config,
+        "tasks": sorted(matchers),
+        "mode": mode,
+        "strict": strict,
+        "shots": shots,
+        "accuracy_unit": "fraction",
+        "n_queries": len(golds),
+        "overall": {
+            "accuracy": accuracy,
+            "n": overall.n,
+            "correct": overall.correct,
+            "stderr": stderr,
+        },
+        "per_shot": {str(n): _shot_block(per_seed) for n, per_seed in sorted(by_shot.items())},
+        "missing": overall.missing,
+        "unparsed": overall.unparsed,
+        "unknown_ids": unknown,
+        "duplicates": duplicates,
+    }

@@ -1,0 +1,204 @@
+"""Answer normalisation and matching for the VL-ICL image-to-text tasks.
+
+The original scorer (``evals/eval.py`` in ``ys-zong/VL-ICL``, spec §4) first normalises every
+prediction with :func:`original_normalise` and then compares it with ``str(answer)``
+case-insensitively. Four of its rules misjudge answers that are plainly right or wrong, so
+benchsmith scores in one of two modes:
+
+``legacy``
+    The original behaviour, kept so that numbers can be compared with the paper:
+
+    - operators: the first ``\\d+`` of the prediction, so the sign is dropped and a negative gold
+      answer (``"-5"``) can never match;
+    - clevr: exact match (the digit extraction of the original only fires for ``clevr_simple``),
+      so ``"3 objects"`` is wrong;
+    - open_mi: exact match, so ``"a dax"`` is wrong;
+    - matching_mi: a Yes-item is right when ``"yes"`` occurs anywhere, a No-item when it does not,
+      so an empty or garbage answer is a correct "No".
+
+``fixed`` (the default)
+    The same :func:`original_normalise` first, then:
+
+    - operators: the first *signed* integer (``-?\\d+``, a Unicode minus counts as ``-``),
+      compared as integers;
+    - clevr: the first integer or number word ``zero`` .. ``twenty``, whichever comes first
+      (``"three objects"`` -> 3), compared as integers;
+    - open_mi: case-insensitive after removing surrounding quotes, trailing punctuation, an
+      echoed ``"This is"`` and a leading article (a/an/the): ``"This is a dax!"`` -> ``dax``;
+    - matching_mi: the first standalone ``yes`` or ``no`` decides; no such word is wrong for
+      Yes- and No-items alike.
+
+Every function here is pure; ``None`` (no response at all) is handled by the caller, which always
+scores it as wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+Mode = Literal["fixed", "legacy"]
+MODES: tuple[Mode, ...] = ("fixed", "legacy")
+
+Matcher = Callable[[str, str], bool]
+"""``(prediction, gold_answer) -> correct``; the prediction is the raw response text."""
+
+_UNSIGNED_INT = re.compile(r"\d+")
+_SIGNED_INT = re.compile(r"-?\d+")
+_MINUS_SIGNS = str.maketrans({"\u2212": "-"})  # the Unicode minus sign, not dashes
+# fmt: off
+_WORDS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)
+# fmt: on
+NUMBER_WORDS: dict[str, int] = {word: value for value, word in enumerate(_WORDS)}
+# A digit run, or a number word that is a whole word and no part of "twenty-one".
+_COUNT = re.compile(
+    r"\d+|(?<!\w-)\b(?:" + "|".join(NUMBER_WORDS) + r")\b(?!-\w)",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_QUOTES = "\"'`“”‘’*"
+_ECHO = re.compile(r"^this\s+is\s+", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
+_TRAILING_PUNCTUATION = ".,;:!?" + _QUOTES
+
+
+def original_normalise(prediction: str) -> str:
+    """The original clean-up: strip, then cut at the first newline, else at the first ``.``.
+
+    A ``.`` at position 0 is kept (so ``".5"`` stays), and the cut text is *not* stripped again
+    (``"dax \\nmore"`` -> ``"dax "``), exactly like ``eval.py``.
+    """
+    text = prediction.strip()
+    cut = text.find("\n")
+    if cut <= 0:
+        cut = text.find(".")
+    return text[:cut] if cut > 0 else text
+
+
+# --- extraction (fixed mode): what the answer says, or None when it says nothing usable -------
+
+
+def extract_signed_int(prediction: str) -> int | None:
+    """First signed integer of the normalised prediction (``"The answer is -5"`` -> -5)."""
+    match = _SIGNED_INT.search(original_normalise(prediction).translate(_MINUS_SIGNS))
+    return int(match.group()) if match else None
+
+
+def extract_count(prediction: str) -> int | None:
+    """First integer or number word (zero..twenty) of the normalised prediction."""
+    match = _COUNT.search(original_normalise(prediction))
+    if not match:
+        return None
+    token = match.group().lower()
+    return int(token) if token.isdigit() else NUMBER_WORDS[token]
+
+
+def extract_label(prediction: str) -> str | None:
+    """The open-ended label: lower case, without quotes, echo, article and final punctuation."""
+    text = original_normalise(prediction).strip().lower()
+    previous = None
+    while text != previous:  # the pieces can come in any order ('"This is a dax."')
+        previous = text
+        text = text.strip().strip(_QUOTES).rstrip(_TRAILING_PUNCTUATION).strip()
+        text = _ECHO.sub("", text, count=1)
+        text = _ARTICLE.sub("", text, count=1)
+    return text or None
+
+
+def extract_yes_no(prediction: str) -> str | None:
+    """``"yes"`` or ``"no"``: the first of the two words in the normalised prediction."""
+    match = _YES_NO.search(original_normalise(prediction))
+    return match.group(1).lower() if match else None
+
+
+# --- matchers ----------------------------------------------------------------------------------
+
+
+def _legacy_exact(prediction: str, gold: str) -> bool:
+    return original_normalise(prediction).lower() == str(gold).lower()
+
+
+def match_operator(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
+    """Operator induction (both variants). Gold is an integer string, possibly negative."""
+    if mode == "legacy":
+        match = _UNSIGNED_INT.search(original_normalise(prediction))
+        return (match.group() if match else "") == str(gold).lower()
+    value = extract_signed_int(prediction)
+    return value is not None and value == int(gold)
+
+
+def match_clevr(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
+    """CLEVR count induction. Gold is a non-negative integer string."""
+    if mode == "legacy":
+        return _legacy_exact(prediction, gold)
+    value = extract_count(prediction)
+    return value is not None and value == int(gold)
+
+
+def match_open_label(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
+    """Fast open MiniImageNet: the nonsense word of the query's class."""
+    if mode == "legacy":
+        return _legacy_exact(prediction, gold)
+    label = extract_label(prediction)
+    return label is not None and label == gold.strip().lower()
+
+
+def match_yes_no(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
+    """Matching MiniImageNet. Gold is ``Yes`` or ``No`` (any case)."""
+    wanted = gold.strip().lower()
+    if mode == "legacy":
+        says_yes = "yes" in original_normalise(prediction).lower()
+        return says_yes if wanted == "yes" else (wanted == "no" and not says_yes)
+    return extract_yes_no(prediction) == wanted
+
+
+TASK_KINDS: dict[str, str] = {
+    "operator_induction": "operator",
+    "operator_induction_interleaved": "operator",
+    "clevr": "count",
+    "open_mi": "label",
+    "matching_mi": "yes_no",
+}
+"""Task name (``_text`` variants use their base task) -> answer kind."""
+
+_MATCHERS: dict[str, Callable[[str, str, Mode], bool]] = {
+    "operator": match_operator,
+    "count": match_clevr,
+    "label": match_open_label,
+    "yes_no": match_yes_no,
+}
+_EXTRACTORS: dict[str, Callable[[str], object]] = {
+    "operator": extract_signed_int,
+    "count": extract_count,
+    "label": extract_label,
+    "yes_no": extract_yes_no,
+}
+
+
+def task_kind(task: str) -> str | None:
+    """Answer kind of a task, or ``None`` when benchsmith has no scorer for it."""
+    return TASK_KINDS.get(task.removesuffix("_text"))
+
+
+def matcher(task: str, mode: Mode = "fixed") -> Matcher:
+    """The ``(prediction, gold) -> bool`` function of ``task`` in ``mode``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    kind = task_kind(task)
+    if kind is None:
+        raise ValueError(f"no scorer for task {task!r}; supported: {', '.join(TASK_KINDS)}")
+    match = _MATCHERS[kind]
+    return lambda prediction, gold: match(prediction, gold, mode)
+
+
+def is_unparsed(task: str, prediction: str) -> bool:
+    """True when the fixed-mode extraction finds no answer at all (reported, in both modes)."""
+    kind = task_kind(task)
+    if kind is None:
+        raise ValueError(f"no scorer for task {task!r}; supported: {', '.join(TASK_KINDS)}")
+    return _EXTRACTORS[kind](prediction) is None

@@ -1,0 +1,312 @@
+"""Read any dataset in Hugging Face parquet layout as a stream of uniform samples.
+
+The curation stages and ``benchsmith predict`` are benchmark-agnostic: they need a sample id, a
+question, a gold answer, optional choices and the images, whatever the columns are called. This
+module finds the parquet files of one config and split (our ``data/<config>/<split>-*.parquet``
+layout, or the ``configs:`` block of any Hub dataset's README), maps the columns (given, or
+guessed from common names) and yields :class:`SampleView` objects in a stable order.
+
+Images can live in the row (an ``Image`` or ``List(Image)`` column, bytes or a path relative to
+the dataset) or in another config joined by key, as MMNeedle's haystacks are
+(:class:`ImageJoin`). Reading is batched with pyarrow, so memory stays at one batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import yaml
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.hashing import canonical_json, sha256_bytes
+
+ID_NAMES = ("sample_id", "id", "question_id", "questionId", "uid", "index")
+QUESTION_NAMES = ("question", "prompt", "query", "text")
+ANSWER_NAMES = ("answer", "gold_answer", "answers", "label")
+CHOICE_NAMES = ("choices", "options")
+IMAGE_NAMES = ("images", "image", "image_list")
+SUBTASK_NAMES = ("subtask", "task", "category")
+
+
+@dataclass(frozen=True)
+class ImageJoin:
+    """Images stored in another config: ``column`` holds keys into ``config``'s ``key`` column.
+
+    ``config`` may use ``{field}`` placeholders filled from the row (``haystacks_n{grid}``).
+    """
+
+    column: str
+    config: str
+    key: str
+    image: str = "image"
+    split: str = "test"
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Which column plays which role; ``None`` means guess from common names."""
+
+    id: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    choices: str | None = None
+    image: str | None = None
+    subtask: str | None = None
+    image_join: ImageJoin | None = None
+
+
+@dataclass
+class SampleView:
+    sample_id: str
+    question: str
+    answer: Any
+    choices: list[str] | None
+    subtask: str
+    images: list[bytes] = field(default_factory=list)
+    row_sha256: str = ""  # digest of the row (image bytes replaced by their sha256)
+    row: dict[str, Any] = field(default_factory=dict)  # the row without image payloads
+
+
+def _readme_data_files(dataset_dir: Path, config: str, split: str) -> list[str] | None:
+    readme = dataset_dir / "README.md"
+    if not readme.is_file():
+        return None
+    text = readme.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return None
+    try:
+        meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+    except yaml.YAMLError as exc:
+        raise SourceError(f"README front matter is not valid YAML: {exc}", path=readme) from exc
+    for entry in meta.get("configs") or []:
+        if entry.get("config_name") != config:
+            continue
+        data_files = entry.get("data_files")
+        if isinstance(data_files, str):
+            return [data_files] if split == "train" else []
+        for item in data_files or []:
+            if item.get("split") == split:
+                paths = item.get("path")
+                return [paths] if isinstance(paths, str) else list(paths)
+        return []
+    return None
+
+
+def split_files(dataset_dir: str | Path, config: str, split: str) -> list[Path]:
+    """The parquet files of one config and split, sorted; a clear error lists what exists."""
+    root = Path(dataset_dir)
+    if not root.is_dir():
+        raise SourceError("dataset folder not found", path=root, fix="check the DATASET_DIR path")
+    patterns = _readme_data_files(root, config, split)
+    if patterns is None:
+        patterns = [f"data/{config}/{split}-*.parquet"]
+        if config == "default":
+            patterns.append(f"data/{split}-*.parquet")
+    files: set[Path] = set()
+    for pattern in patterns:
+        files.update(p for p in root.glob(pattern) if p.is_file())
+    if not files:
+        configs = sorted(p.name for p in (root / "data").glob("*") if p.is_dir())
+        raise SourceError(
+            f"no parquet files for config {config!r}, split {split!r}",
+            path=root,
+            fix=f"pick one of the configs: {', '.join(configs) or '(none found)'}",
+        )
+    return sorted(files)
+
+
+def _guess(
+    names: list[str], given: str | None, candidates: tuple[str, ...], role: str
+) -> str | None:
+    if given is not None:
+        if given not in names:
+            raise SourceError(
+                f"--{role}-column {given!r} is not a column; columns: {', '.join(names)}",
+                fix=f"pass --{role}-column with one of the listed columns",
+            )
+        return given
+    return next((c for c in candidates if c in names), None)
+
+
+def resolve_columns(names: list[str], columns: ColumnMap) -> ColumnMap:
+    """Fill the roles left ``None`` from common column names; id and question are required."""
+    resolved = ColumnMap(
+        id=_guess(names, columns.id, ID_NAMES, "id"),
+        question=_guess(names, columns.question, QUESTION_NAMES, "question"),
+        answer=_guess(names, columns.answer, ANSWER_NAMES, "answer"),
+        choices=_guess(names, columns.choices, CHOICE_NAMES, "choices"),
+        image=_guess(names, columns.image, IMAGE_NAMES, "image")
+        if columns.image_join is None
+        else None,
+        subtask=_guess(names, columns.subtask, SUBTASK_NAMES, "subtask"),
+        image_join=columns.image_join,
+    )
+    for role in ("id", "question"):
+        if getattr(resolved, role) is None:
+            raise SourceError(
+                f"cannot tell which column is the {role}; columns: {', '.join(names)}",
+                fix=f"pass --{role}-column",
+            )
+    return resolved
+
+
+def _image_payloads(value: Any, dataset_dir: Path) -> list[bytes]:
+    """Bytes of an Image / List(Image) / path value; paths resolve against the dataset folder."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            if item.get("bytes") is not None:
+                out.append(bytes(item["bytes"]))
+                continue
+            item = item.get("path")
+        if isinstance(item, bytes | bytearray):
+            out.append(bytes(item))
+        elif isinstance(item, str):
+            path = Path(item) if Path(item).is_absolute() else dataset_dir / item
+            if not path.is_file():
+                raise SourceError("image file named by the dataset is missing", path=path)
+            out.append(path.read_bytes())
+    return out
+
+
+def _strip_payloads(value: Any) -> Any:
+    """Replace image bytes by their sha256, so a row can be hashed and logged cheaply."""
+    if isinstance(value, dict):
+        return {k: _strip_payloads(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_payloads(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return {"sha256": sha256_bytes(bytes(value))}
+    return value
+
+
+def row_digest(row: dict[str, Any]) -> str:
+    """sha256 of a row with image bytes replaced by their sha256 (stable across re-encodes of
+    the parquet file, changes when any value or image changes)."""
+    stripped = {k: _strip_payloads(v) for k, v in row.items()}
+    return sha256_bytes(canonical_json(stripped).encode())
+
+
+class DatasetView:
+    """One config and split of a parquet dataset, read as :class:`SampleView` objects."""
+
+    def __init__(
+        self,
+        dataset_dir: str | Path,
+        config: str,
+        split: str,
+        columns: ColumnMap | None = None,
+        batch_size: int = 64,
+    ):
+        self.dataset_dir = Path(dataset_dir)
+        self.config = config
+        self.split = split
+        self.files = split_files(self.dataset_dir, config, split)
+        self.batch_size = batch_size
+        schema = pq.read_schema(self.files[0])
+        self.column_names = list(schema.names)
+        self.columns = resolve_columns(self.column_names, columns or ColumnMap())
+        self._joined: dict[str, dict[Any, bytes]] = {}
+
+    def __len__(self) -> int:
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.files)
+
+    def _dataset(self) -> pads.Dataset:
+        return pads.dataset([str(p) for p in self.files], format="parquet")
+
+    def sample_ids(self) -> list[str]:
+        table = self._dataset().to_table(columns=[self.columns.id])
+        return [str(v) for v in table.column(0).to_pylist()]
+
+    def _join_images(self, row: dict[str, Any]) -> list[bytes]:
+        join = self.columns.image_join
+        assert join is not None
+        config = join.config.format(**row)
+        if config not in self._joined:
+            table = pads.dataset(
+                [str(p) for p in split_files(self.dataset_dir, config, join.split)],
+                format="parquet",
+            ).to_table(columns=[join.key, join.image])
+            self._joined = {
+                config: {
+                    k: _image_payloads(v, self.dataset_dir)[0]
+                    for k, v in zip(
+                        table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True
+                    )
+                }
+            }
+        lookup = self._joined[config]
+        missing = [k for k in row[join.column] if k not in lookup]
+        if missing:
+            raise SourceError(
+                f"sample {row.get(self.columns.id)} names images missing from {config}: {missing[:3]}",
+                path=self.dataset_dir / "data" / config,
+            )
+        return [lookup[k] for k in row[join.column]]
+
+    def _view(self, row: dict[str, Any], with_images: bool) -> SampleView:
+        c = self.columns
+        images: list[bytes] = []
+        if with_images:
+            if c.image_join is not None:
+                images = self._join_images(row)
+            elif c.image is not None:
+                images = _image_payloads(row.get(c.image), self.dataset_dir)
+        choices = row.get(c.choices) if c.choices else None
+        return SampleView(
+            sample_id=str(row[c.id]),
+            question=str(row[c.question] or ""),
+            answer=row.get(c.answer) if c.answer else None,
+            choices=[str(x) for x in choices] if choices is not None else None,
+            subtask=str(row[c.subtask]) if c.subtask and row.get(c.subtask) else self.config,
+            images=images,
+            row_sha256=row_digest(row),
+            row={k: _strip_payloads(v) for k, v in row.items()},
+        )
+
+    def iter_samples(self, *, with_images: bool = True) -> Iterator[SampleView]:
+        """Samples in file order (files sorted by name), one pyarrow batch in memory at a time."""
+        columns = None
+        if not with_images and self.columns.image is not None:
+            columns = [n for n in self.column_names if n != self.columns.image]
+        for batch in self._dataset().to_batches(columns=columns, batch_size=self.batch_size):
+            for row in batch.to_pylist():
+                yield self._view(row, with_images)
+
+    def raw_batches(self) -> Iterator[Any]:
+        """pyarrow record batches of the full rows, for writers that copy rows unchanged."""
+        yield from self._dataset().to_batches(batch_size=self.batch_size)
+
+
+def family_columns(dataset_dir: str | Path) -> ColumnMap:
+    """Column presets for datasets whose ``build_info.json`` names a known benchsmith family."""
+    info_path = Path(dataset_dir) / "build_info.json"
+    if not info_path.is_file():
+        return ColumnMap()
+    try:
+        family = json.loads(info_path.read_text(encoding="utf-8")).get("family")
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"build_info.json is not valid JSON: {exc}", path=info_path) from exc
+    if family == "mmneedle":
+        return ColumnMap(
+            id="sample_id",
+            question="prompt",
+            answer="gold_answer",
+            image_join=ImageJoin("haystack", "haystacks_n{grid}", "stitched_id"),
+        )
+    return ColumnMap()
+
+
+def merge_columns(preset: ColumnMap, given: ColumnMap) -> ColumnMap:
+    """User-given roles win over the family preset."""
+    updates = {k: v for k, v in given.__dict__.items() if v is not None}
+    return replace(preset, **updates)

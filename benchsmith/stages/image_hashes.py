@@ -1,0 +1,178 @@
+"""Image fingerprints for leakage checks: an exact pixel hash and a 64-bit perceptual hash.
+
+* ``pixel_sha256`` hashes the *decoded* RGB pixels (with the size), not the file bytes, so the
+  same picture saved again losslessly (PNG with other metadata or compression, a different
+  container) is an exact duplicate, while a lossy re-encode is not (cleanvision does the same
+  with md5 over ``image.tobytes()``). Alpha is dropped by the RGB conversion and EXIF
+  orientation is not applied: the stored pixels are compared, as models receive them.
+* ``phash`` is ``imagehash.phash(image, hash_size=8)`` (DCT of a 32x32 grey thumbnail, 8x8 low
+  frequencies against their median), which survives re-encoding and resizing. Its 8x8 booleans
+  become one unsigned 64-bit int, **row-major, first element = most significant bit** (bit 63):
+  the same number as ``int(str(imagehash_value), 16)``, so values agree with imagehash's hex
+  strings and ``popcount(a ^ b)`` equals imagehash's ``a - b``.
+
+* ``low_information`` marks flat images (a blank page, a solid colour): their grey thumbnail has
+  almost no variation, so the pHash bits are decided by rounding noise and every flat image
+  "matches" every other. Near-duplicate searches skip them (cleanvision reports such images as
+  a separate ``low_information`` issue); exact duplicates still count via ``pixel_sha256``.
+
+Undecodable bytes raise :class:`SourceError` from the single-image functions; the batch
+function :func:`hash_images` records them per key instead (counted skips, never a crash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import multiprocessing
+from collections.abc import Hashable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from itertools import islice
+from typing import TypeVar
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.progress import progress
+
+K = TypeVar("K", bound=Hashable)
+
+PHASH_SIZE = 8
+_BATCH_PER_WORKER = 64  # items handed to the pool at a time, per worker: bounds parent memory
+
+
+@dataclass(frozen=True)
+class ImageHashes:
+    """Fingerprints of one decoded image."""
+
+    pixel_sha256: str
+    phash: int  # unsigned 64-bit, bit order documented in the module docstring
+    low_information: bool = False  # flat image: its phash carries no structure
+
+
+LOW_INFORMATION_STD = 2.0  # grey levels (0-255) of the 32x32 pHash thumbnail
+
+
+def is_low_information(image: Image.Image) -> bool:
+    """True when the 32x32 grey thumbnail pHash works on is nearly constant."""
+    thumbnail = image.convert("L").resize((32, 32), Image.Resampling.LANCZOS)
+    return float(np.asarray(thumbnail, dtype=np.float32).std()) < LOW_INFORMATION_STD
+
+
+def decode_rgb_image(image_bytes: bytes, name: str | None = None) -> Image.Image:
+    """Decode fully to RGB; corrupt or truncated bytes raise a SourceError naming ``name``."""
+    try:
+        with Image.open(io.BytesIO(image_bytes)) as image:
+            image.load()
+            return image.convert("RGB") if image.mode != "RGB" else image.copy()
+    except (
+        UnidentifiedImageError,
+        OSError,
+        SyntaxError,
+        ValueError,
+        Image.DecompressionBombError,
+    ) as exc:
+        raise SourceError(
+            f"cannot decode image ({type(exc).__name__}: {exc})",
+            path=name,
+            fix="the image is corrupt or truncated: fetch or extract the source file again",
+        ) from exc
+
+
+def rgb_sha256(image: Image.Image) -> str:
+    """sha256 over ``b"RGB <width>x<height>\\n"`` + raw RGB bytes (size included so that a
+    2x3 and a 3x2 image with the same byte stream differ)."""
+    if image.mode != "RGB":
+        image = image.convert("RGB")
+    digest = hashlib.sha256(f"RGB {image.width}x{image.height}\n".encode("ascii"))
+    digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+def phash_int(image: Image.Image) -> int:
+    """imagehash's pHash (hash_size 8) as an unsigned 64-bit int, first bit most significant."""
+    import imagehash  # imported here: it pulls in scipy, needed only when hashing
+
+    bits = np.asarray(imagehash.phash(image, hash_size=PHASH_SIZE).hash, dtype=bool).ravel()
+    return int.from_bytes(np.packbits(bits).tobytes(), "big")
+
+
+def pixel_sha256(image_bytes: bytes, *, name: str | None = None) -> str:
+    """sha256 of the decoded RGB pixels (see :func:`rgb_sha256`)."""
+    return rgb_sha256(decode_rgb_image(image_bytes, name))
+
+
+def hash_image(image_bytes: bytes, *, name: str | None = None) -> ImageHashes:
+    """Decode once, compute both fingerprints."""
+    image = decode_rgb_image(image_bytes, name)
+    return ImageHashes(
+        pixel_sha256=rgb_sha256(image),
+        phash=phash_int(image),
+        low_information=is_low_information(image),
+    )
+
+
+def _hash_or_error(image_bytes: bytes) -> tuple[ImageHashes | None, str | None]:
+    """Worker task (module level so it pickles): hashes, or the error text for a skip."""
+    try:
+        return hash_image(image_bytes), None
+    except SourceError as exc:
+        return None, str(exc).splitlines()[0]
+
+
+def _batches(items: Iterable[tuple[K, bytes]], size: int) -> Iterator[list[tuple[K, bytes]]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def hash_images(
+    items: Iterable[tuple[K, bytes]], *, workers: int = 1, total: int | None = None
+) -> tuple[dict[K, ImageHashes], dict[K, str]]:
+    """Hash ``(key, image bytes)`` items: ``(hashes by key, error text by key)``.
+
+    Undecodable images land in the error dict (the caller counts and reports the skips).
+    Both dicts follow the input order, whatever ``workers`` is: batches go to the pool in
+    order and ``map`` returns results in order. Only one batch of bytes is held at a time.
+    Keys must be unique.
+    """
+    hashes: dict[K, ImageHashes] = {}
+    errors: dict[K, str] = {}
+
+    def record(key: K, result: tuple[ImageHashes | None, str | None]) -> None:
+        if key in hashes or key in errors:
+            raise ValueError(f"duplicate image key {key!r}")
+        value, error = result
+        if value is not None:
+            hashes[key] = value
+        else:
+            errors[key] = error or "cannot decode image"
+
+    if workers <= 1:
+        for key, data in progress(items, total=total, desc="hashing images", unit="img"):
+            record(key, _hash_or_error(data))
+        return hashes, errors
+    context = multiprocessing.get_context("forkserver")
+    size = workers * _BATCH_PER_WORKER
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        done = progress(
+            _pooled(pool, _batches(items, size), workers),
+            total=total,
+            desc="hashing images",
+            unit="img",
+        )
+        for key, result in done:
+            record(key, result)
+    return hashes, errors
+
+
+def _pooled(
+    pool: ProcessPoolExecutor, batches: Iterator[list[tuple[K, bytes]]], workers: int
+) -> Iterator[tuple[K, tuple[ImageHashes | None, str | None]]]:
+    for batch in batches:
+        keys = [key for key, _ in batch]
+        chunk = max(1, len(batch) // (4 * workers))
+        results = pool.map(_hash_or_error, [data for _, data in batch], chunksize=chunk)
+        yield from zip(keys, results, strict=True)

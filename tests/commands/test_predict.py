@@ -1,0 +1,202 @@
+"""``benchsmith predict`` against a real chat-completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from chat_server import ChatServer, Reply, Status
+from PIL import Image
+
+from benchsmith.commands import predict
+from benchsmith.core.errors import BenchsmithError
+
+QUESTIONS = {
+    "s0": ("What colour is the square? (q-s0)", "red", ["red", "green", "blue"]),
+    "s1": ("How many squares? (q-s1)", "1", None),
+    "s2": ("Which shape? (q-s2)", "B", ["circle", "square"]),
+    "s3": ("Is it bright? (q-s3)", "yes", None),
+    "s4": ("Name the colour. (q-s4)", "green", None),
+    "s5": ("Which side? (q-s5)", "A", ["left", "right"]),
+}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def png(seed: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (10, 8), (40 * seed % 256, 90, 200)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def dataset(tmp_path) -> Path:
+    """A small published dataset: data/<config>/<split>-00000-<hex>.parquet with HF Image."""
+    root = tmp_path / "published"
+    folder = root / "data" / "vqa"
+    folder.mkdir(parents=True)
+    ids = list(QUESTIONS)
+    table = pa.table(
+        {
+            "sample_id": ids,
+            "question": [QUESTIONS[i][0] for i in ids],
+            "answer": [QUESTIONS[i][1] for i in ids],
+            "choices": pa.array([QUESTIONS[i][2] for i in ids], type=pa.list_(pa.string())),
+            "image": pa.array(
+                [{"bytes": png(k), "path": f"{i}.png"} for k, i in enumerate(ids)],
+                type=pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
+            ),
+        }
+    )
+    pq.write_table(table, folder / "test-00000-3f9a1c2b.parquet")
+    return root
+
+
+def run(dataset: Path, server: ChatServer, out: Path, *extra: str) -> int:
+    parser = argparse.ArgumentParser(prog="benchsmith")
+    predict.register(parser.add_subparsers())
+    args = parser.parse_args(
+        [
+            "predict",
+            str(dataset),
+            "--config",
+            "vqa",
+            "--split",
+            "test",
+            "--model",
+            "tiny-vlm",
+            "--base-url",
+            server.base_url,
+            "--cache-dir",
+            str(out.parent / "cache"),
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
+    return args.handler(args)
+
+
+def sample_of(body: dict) -> str:
+    from chat_server import message_text
+
+    return re.search(r"\(q-(s\d)\)", message_text(body)).group(1)
+
+
+def answer(body: dict) -> Reply:
+    return Reply(f"answer {sample_of(body)}")
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def answered_samples(server: ChatServer) -> list[str]:
+    return [sample_of(r.body) for r in server.requests if isinstance(r.action, Reply)]
+
+
+def test_predict_writes_rows_with_images_and_the_shared_prompt(dataset, tmp_path):
+    out = tmp_path / "preds" / "tiny.jsonl"
+    with ChatServer(reply=answer) as server:
+        assert run(dataset, server, out, "--detail", "low", "--max-tokens", "16") == 0
+    rows = read_rows(out)
+    assert [r["sample_id"] for r in rows] == list(QUESTIONS)
+    assert all(r["model"] == "tiny-vlm" for r in rows)
+    assert [r["response"] for r in rows] == [f"answer {i}" for i in QUESTIONS]
+    by_sample = {sample_of(r.body): r for r in server.requests}
+    mcq = by_sample["s0"]
+    assert mcq.body["model"] == "tiny-vlm" and mcq.body["max_tokens"] == 16
+    assert "A. red\nB. green\nC. blue\nAnswer with the option's letter" in mcq.text
+    assert "single word or phrase" in by_sample["s1"].text
+    assert mcq.image_urls[0].startswith("data:image/png;base64,")
+    assert mcq.body["messages"][0]["content"][0]["image_url"]["detail"] == "low"
+
+
+def test_text_only_sends_no_image(dataset, tmp_path):
+    out = tmp_path / "text.jsonl"
+    with ChatServer(reply=answer) as server:
+        assert run(dataset, server, out, "--text-only") == 0
+    assert len(server.requests) == len(QUESTIONS)
+    assert not any(r.has_image for r in server.requests)
+    assert len(read_rows(out)) == len(QUESTIONS)
+
+
+def test_failed_requests_are_retried_by_a_rerun_and_nothing_repeats(dataset, tmp_path, capsys):
+    out = tmp_path / "preds.jsonl"
+
+    def flaky(body):
+        return Status(500) if sample_of(body) in ("s2", "s4") else answer(body)
+
+    with ChatServer(reply=flaky) as broken:
+        assert run(dataset, broken, out, "--max-retries", "0") == 1
+    assert sorted(r["sample_id"] for r in read_rows(out)) == ["s0", "s1", "s3", "s5"]
+    assert "2 failed" in capsys.readouterr().err
+
+    with ChatServer(reply=answer) as healthy:
+        assert run(dataset, healthy, out) == 0
+    assert sorted(answered_samples(healthy)) == ["s2", "s4"]
+    rows = read_rows(out)
+    assert Counter(r["sample_id"] for r in rows) == Counter(list(QUESTIONS))
+    answered = answered_samples(broken) + answered_samples(healthy)
+    assert sorted(answered) == sorted(QUESTIONS)  # every sample answered exactly once
+
+    with ChatServer(reply=answer) as idle:
+        assert run(dataset, idle, out) == 0
+    assert idle.requests == []
+
+
+def test_truncated_last_line_is_dropped_and_answered_from_the_cache(dataset, tmp_path, capsys):
+    out = tmp_path / "preds.jsonl"
+    with ChatServer(reply=answer) as server:
+        run(dataset, server, out)
+    full = out.read_bytes()
+    out.write_bytes(full[:-12])  # killed in the middle of writing the last row
+    with ChatServer(reply=answer) as again:
+        assert run(dataset, again, out) == 0
+    assert again.requests == []  # the cut row's answer comes from the cache
+    assert "1 truncated last line dropped" in capsys.readouterr().err
+    rows = read_rows(out)
+    assert Counter(r["sample_id"] for r in rows) == Counter(list(QUESTIONS))
+    assert rows[-1] == json.loads(full.splitlines()[-1])
+
+
+def test_limit_and_resume_extend_the_same_prefix(dataset, tmp_path):
+    out = tmp_path / "preds.jsonl"
+    with ChatServer(reply=answer) as server:
+        run(dataset, server, out, "--limit", "2")
+        assert [r["sample_id"] for r in read_rows(out)] == ["s0", "s1"]
+        run(dataset, server, out, "--limit", "4")
+    assert [r["sample_id"] for r in read_rows(out)] == ["s0", "s1", "s2", "s3"]
+    assert sorted(answered_samples(server)) == ["s0", "s1", "s2", "s3"]
+
+
+def test_server_down_is_a_clear_error(dataset, tmp_path):
+    with ChatServer() as gone:
+        pass
+    with pytest.raises(BenchsmithError, match="connection error") as error:
+        run(dataset, gone, tmp_path / "preds.jsonl", "--max-retries", "0")
+    assert "fix:" in str(error.value)
+
+
+def test_other_model_or_broken_middle_line_is_refused(dataset, tmp_path):
+    out = tmp_path / "preds.jsonl"
+    out.write_text(json.dumps({"sample_id": "s0", "model": "other", "response": "A"}) + "\n")
+    with ChatServer(reply=answer) as server:
+        with pytest.raises(BenchsmithError, match="'other'"):
+            run(dataset, server, out)
+        out.write_text('{"sample_id": "s0", "mod\n' + json.dumps({"sample_id": "s1"}) + "\n")
+        with pytest.raises(BenchsmithError, match="line 1"):
+            run(dataset, server, out)
+    assert server.requests == []
