@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchsmith.commands._common import add_params_option
 from benchsmith.core.params import load_params, profile_of, section
 from benchsmith.core.progress import log
 from benchsmith.sources.coco import ANNOTATIONS_ZIP_URL, CAPTIONS_RELPATH, IMAGES_ZIP_URL
@@ -72,12 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     _add_out(prepare)
-    prepare.add_argument(
-        "--params",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="params file to read (default: params.yaml in the current folder, if present)",
+    add_params_option(
+        prepare,
+        help_text="params file to read (default: params.yaml in the current folder, if present)",
     )
     prepare.add_argument(
         "--lock",

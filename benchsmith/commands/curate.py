@@ -180,14 +180,15 @@ def run_curate(args: argparse.Namespace) -> int:
             )
         return _curate_one(args, section, args.dataset, args.config, args.split, args.out)
     out_root = args.out or Path("published/curated")
-    for target in targets:
-        missing = {"name", "dataset", "config"} - set(target)
+    for target in targets:  # every entry is checked before any (maybe long) run starts
+        missing = {"name", "dataset", "config"} - set(target if isinstance(target, dict) else ())
         if missing:
             raise BenchsmithError(
                 f"curate.targets entry {target} lacks {', '.join(sorted(missing))}",
                 path=args.params or "params.yaml",
                 fix="give every target a name, dataset and config (split defaults to test)",
             )
+    for target in targets:
         settings = _merge(section, target.get("settings") or {})
         out = Path(target.get("out") or out_root / target["name"])
         _curate_one(

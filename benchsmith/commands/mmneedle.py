@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.commands._common import add_dataset_version_option, add_params_option
 from benchsmith.core.params import load_params, section
 from benchsmith.core.progress import log
 from benchsmith.sources.coco import default_images_dir, read_captions
@@ -85,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
         "legacy: replay the original code's random stream (reports its duplicates and ambiguities)",
     )
-    _add_params(plan)
+    add_params_option(plan)
     plan.add_argument(
         "--out",
         type=Path,
@@ -139,7 +140,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="worker processes (default: mmneedle.render.workers)",
     )
-    _add_params(render)
+    add_params_option(render)
     render.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="render folder to write"
     )
@@ -164,12 +165,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="folder written by `mmneedle render`",
     )
-    publish.add_argument(
-        "--version",
-        dest="dataset_version",
-        metavar="X.Y.Z",
-        help="dataset version (default: params version)",
-    )
+    add_dataset_version_option(publish)
     publish.add_argument(
         "--lock",
         type=Path,
@@ -189,7 +185,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="report of `mmneedle check-images` to put in the card (optional)",
     )
-    _add_params(publish)
+    add_params_option(publish)
     publish.add_argument(
         "--out",
         type=Path,
@@ -218,18 +214,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--near-threshold", type=int, metavar="D", help="phash Hamming distance (default: params)"
     )
     check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
-    _add_params(check)
+    add_params_option(check)
     check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
     check.set_defaults(handler=run_check_images)
-
-
-def _add_params(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--params",
-        type=Path,
-        metavar="FILE",
-        help="params file (default: ./params.yaml if present)",
-    )
 
 
 def run_plan(args: argparse.Namespace) -> int:

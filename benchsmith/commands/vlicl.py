@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchsmith.commands._common import add_dataset_version_option, add_params_option
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.params import load_params, profile_of, section
 from benchsmith.core.progress import log
@@ -90,7 +91,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="build seed (default: vlicl.seed, else the params seed)",
     )
-    _add_params(build)
+    add_params_option(build)
     build.add_argument(
         "--out",
         type=Path,
@@ -125,7 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--out", type=Path, metavar="FILE", help="report path (default: BUILD_DIR/leakage.json)"
     )
     _add_roots(leakage)
-    _add_params(leakage)
+    add_params_option(leakage)
     leakage.set_defaults(handler=run_leakage)
 
     publish = commands.add_parser(
@@ -148,12 +149,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="leakage report (default: BUILD_DIR/leakage.json)",
     )
-    publish.add_argument(
-        "--version",
-        dest="dataset_version",
-        metavar="X.Y.Z",
-        help="dataset version (default: params version)",
-    )
+    add_dataset_version_option(publish)
     publish.add_argument(
         "--max-shard-mb",
         type=float,
@@ -161,7 +157,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="shard size limit in MB of arrow data (default: vlicl.publish.max_shard_mb, 256)",
     )
     _add_roots(publish)
-    _add_params(publish)
+    add_params_option(publish)
     publish.add_argument(
         "--out",
         type=Path,
@@ -192,15 +188,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_roots(audit)
     audit.set_defaults(handler=run_audit)
-
-
-def _add_params(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--params",
-        type=Path,
-        metavar="FILE",
-        help="params file (default: ./params.yaml if present)",
-    )
 
 
 def _add_roots(parser: argparse.ArgumentParser) -> None:

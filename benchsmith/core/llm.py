@@ -19,11 +19,13 @@ Why it looks like this:
 - **The API key stays secret.** It is read from the environment variable named in the config
   (default ``OPENAI_API_KEY``; local servers need none) and goes only into the ``Authorization``
   header. It is not a config field, not in reprs, cache files, results, provenance or messages.
+
+Message builders live in :mod:`.llm_messages` and the disk cache in :mod:`.llm_cache`; the
+names callers use are re-exported here, so this stays the one module to import.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import threading
@@ -36,23 +38,18 @@ from typing import Any
 
 import openai
 
-from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.hashing import canonical_json, sha256_bytes, stable_int
-from benchsmith.core.progress import log, progress_bar
+from benchsmith.core.hashing import stable_int
+from benchsmith.core.llm_cache import CACHE_FORMAT as CACHE_FORMAT
+from benchsmith.core.llm_cache import DEFAULT_CACHE_DIR, AnswerCache, request_key
+from benchsmith.core.llm_messages import IMAGE_DETAILS as IMAGE_DETAILS
+from benchsmith.core.llm_messages import image_mime as image_mime
+from benchsmith.core.llm_messages import image_part as image_part
+from benchsmith.core.llm_messages import text_part as text_part
+from benchsmith.core.llm_messages import user_message as user_message
+from benchsmith.core.progress import progress_bar
 
-DEFAULT_CACHE_DIR = Path(".benchsmith/llm-cache")
 PLACEHOLDER_KEY = "not-needed"  # sent when the key variable is unset: local servers ignore it
-CACHE_FORMAT = 1  # part of the request key: bump it to invalidate every cached answer
-IMAGE_DETAILS = ("low", "high", "auto")
-
-_IMAGE_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"BM", "image/bmp"),
-)
 
 
 class LLMUnavailable(BenchsmithError):
@@ -138,51 +135,6 @@ class LLMStats:
         return self.as_dict()[name]
 
 
-# -- messages ------------------------------------------------------------------------------------
-
-
-def image_mime(image_bytes: bytes) -> str:
-    """MIME type from the magic bytes (the file name, if any, is not trusted)."""
-    for magic, mime in _IMAGE_MAGIC:
-        if image_bytes.startswith(magic):
-            return mime
-    if image_bytes[:4] == b"RIFF" and image_bytes[8:12] == b"WEBP":
-        return "image/webp"
-    raise BenchsmithError(
-        f"image is not PNG, JPEG, GIF, WEBP or BMP (starts with {image_bytes[:8]!r})",
-        fix="re-encode the dataset's images as PNG or JPEG",
-    )
-
-
-def text_part(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def image_part(image_bytes: bytes, detail: str = "auto") -> dict[str, Any]:
-    """An ``image_url`` part carrying the image inline as a base64 data URL."""
-    if detail not in IMAGE_DETAILS:
-        raise BenchsmithError(f"image detail {detail!r} is not one of {IMAGE_DETAILS}")
-    encoded = base64.b64encode(image_bytes).decode("ascii")
-    url = f"data:{image_mime(image_bytes)};base64,{encoded}"
-    return {"type": "image_url", "image_url": {"url": url, "detail": detail}}
-
-
-def user_message(text: str, images: Sequence[bytes] = (), detail: str = "auto") -> dict[str, Any]:
-    """One user turn: images first, then the text (the LLaVA/lmms-eval order).
-
-    Without images the content is a plain string, which text-only servers accept everywhere.
-    """
-    if not images:
-        return {"role": "user", "content": text}
-    return {"role": "user", "content": [*(image_part(i, detail) for i in images), text_part(text)]}
-
-
-def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    """sha256 of what determines the answer: model, messages and sampling params, nothing else."""
-    payload = {"format": CACHE_FORMAT, "model": model, "messages": messages, "params": params}
-    return sha256_bytes(canonical_json(payload).encode("utf-8"))
-
-
 def provenance_record(result: ChatResult) -> dict[str, str]:
     """What provenance evidence records about an LLM answer: which model, which cached reply."""
     return {"model": result.model, "cache_key": result.key}
@@ -258,6 +210,7 @@ class LLMClient:
         )
         self.stats = LLMStats()
         self._lock = threading.Lock()
+        self._cache = AnswerCache(config.cache_dir)
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.config.model!r}, base_url={self.base_url!r})"
@@ -378,21 +331,9 @@ class LLMClient:
         except openai.OpenAIError as exc:
             return _Failure(f"client error: {str(exc)[:300]}", False)
 
-    def _cache_path(self, key: str) -> Path | None:
-        if self.config.cache_dir is None:
-            return None
-        return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
-
     def _cache_read(self, key: str) -> ChatResult | None:
-        path = self._cache_path(key)
-        if path is None or not path.is_file():
-            return None
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            if entry.get("key") != key or not isinstance(entry.get("text"), str):
-                raise ValueError("entry does not match its key")
-        except (OSError, ValueError, AttributeError) as exc:
-            log(f"warning: LLM cache file {path} is unreadable ({exc}); asking the model again")
+        entry = self._cache.read(key)
+        if entry is None:
             return None
         self._count(cache_hits=1)
         return ChatResult(
@@ -400,17 +341,13 @@ class LLMClient:
         )
 
     def _cache_write(self, key: str, answer: _Answer) -> None:
-        path = self._cache_path(key)
-        if path is None:
-            return
-        entry = {
-            "key": key,
-            "model": self.config.model,
-            "text": answer.text,
-            "finish_reason": answer.finish_reason,
-            **answer.extra,
-        }
-        try:
-            atomic_write_json(path, entry)
-        except OSError as exc:  # a full disk must not lose the answer we already have
-            log(f"warning: cannot write LLM cache file {path} ({exc}); the answer is not cached")
+        self._cache.write(
+            key,
+            {
+                "key": key,
+                "model": self.config.model,
+                "text": answer.text,
+                "finish_reason": answer.finish_reason,
+                **answer.extra,
+            },
+        )

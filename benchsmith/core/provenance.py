@@ -45,24 +45,18 @@ PROVENANCE_FEATURE = {
 @functools.cache
 def code_revision() -> str:
     """``benchsmith==X`` plus the git commit (``+dirty`` when the tree has edits), if known."""
-    root = Path(__file__).resolve().parents[2]
     try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", "benchsmith"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        rev = _git("rev-parse", "--short=12", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "benchsmith")
     except (OSError, subprocess.SubprocessError):
         return f"benchsmith=={__version__}"
     return f"benchsmith=={__version__}+g{rev}{'.dirty' if dirty else ''}"
+
+
+def _git(*args: str) -> str:
+    """Stripped stdout of a git command run in the checkout holding this package."""
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+    )
+    return result.stdout.strip()

@@ -35,10 +35,18 @@ class AuditReport:
         return not self.failures
 
     def render(self) -> str:
-        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}"]
-        lines.append(
-            f"  sources   {len(self.sources_verified)} file(s) match their recorded sha256"
-        )
+        """Verdict line, what was checked (:meth:`summary_lines`), then failures and decisions."""
+        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}", *self.summary_lines()]
+        lines += [f"  FAIL      {f}" for f in self.failures]
+        lines += [
+            f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
+            for d in self.decisions
+        ]
+        return "\n".join(lines)
+
+    def summary_lines(self) -> list[str]:
+        """What was checked, one line per kind of check; families override this."""
+        lines = [f"  sources   {len(self.sources_verified)} file(s) match their recorded sha256"]
         if self.captions_verified:
             lines.append(
                 f"  captions  {self.captions_verified} found under their recorded annotation ids"
@@ -47,12 +55,7 @@ class AuditReport:
             lines.append(
                 f"  images    {len(self.rerendered)} stitched image(s) re-rendered byte-identical: {', '.join(self.rerendered)}"
             )
-        lines += [f"  FAIL      {f}" for f in self.failures]
-        lines += [
-            f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
-            for d in self.decisions
-        ]
-        return "\n".join(lines)
+        return lines
 
 
 @dataclass

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import string
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 
 from benchsmith import __version__
 from benchsmith.builders.curate.config import CurateConfig
@@ -39,8 +43,6 @@ DECISIONS_FILE = "decisions.parquet"
 
 
 def output_features(view: DatasetView) -> datasets.Features:
-    import pyarrow.parquet as pq
-
     source = datasets.Features.from_arrow_schema(pq.read_schema(view.files[0]))
     features = {k: v for k, v in source.items() if k not in ("difficulty", "n_correct")}
     features["difficulty"] = datasets.Value("string")
@@ -141,23 +143,43 @@ def write_rows(
     return writer.close()
 
 
-def copy_joined_configs(staging: Path, view: DatasetView) -> list[str]:
-    """Configs the rows point into (e.g. ``haystacks_n2``) are copied unchanged."""
+def joined_config_names(view: DatasetView) -> list[str]:
+    """Configs the split's rows point into: ``image_join.config`` filled from each row."""
     join = view.columns.image_join
     if join is None:
         return []
-    copied = []
-    configs = sorted(p.name for p in (view.dataset_dir / "data").glob("*") if p.is_dir())
-    prefix = join.config.split("{", 1)[0]
-    for config in configs:
-        if not config.startswith(prefix):
-            continue
-        for path in split_files(view.dataset_dir, config, join.split):
-            target = staging / path.relative_to(view.dataset_dir)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        copied.append(config)
-    return copied
+    fields = sorted({name for _, name, _, _ in string.Formatter().parse(join.config) if name})
+    if not fields:
+        return [join.config]
+    table = pads.dataset([str(p) for p in view.files], format="parquet").to_table(columns=fields)
+    return sorted({join.config.format(**row) for row in table.to_pylist()})
+
+
+def copy_joined_configs(
+    staging: Path, view: DatasetView
+) -> tuple[list[SplitWritten], dict[str, datasets.Features]]:
+    """Configs the rows point into (e.g. ``haystacks_n2``) are copied unchanged, and only
+    those, so the output loads on its own without dragging along the source's other configs."""
+    join = view.columns.image_join
+    copied: list[SplitWritten] = []
+    features: dict[str, datasets.Features] = {}
+    for config in joined_config_names(view):
+        files = split_files(view.dataset_dir, config, join.split)
+        relative = [path.relative_to(view.dataset_dir) for path in files]
+        for path, rel in zip(files, relative, strict=True):
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, staging / rel)
+        copied.append(
+            SplitWritten(
+                config=config,
+                split=join.split,
+                num_examples=sum(pq.ParquetFile(p).metadata.num_rows for p in files),
+                num_bytes=sum(p.stat().st_size for p in files),
+                files=[rel.as_posix() for rel in relative],
+            )
+        )
+        features[config] = datasets.Features.from_arrow_schema(pq.read_schema(files[0]))
+    return copied, features
 
 
 def publish_curated(
@@ -173,10 +195,8 @@ def publish_curated(
     features = output_features(view)
     with atomic_directory(out_dir) as staging:
         written = write_rows(staging, view, result, features, p_hash, config.seed, max_shard_bytes)
-        copied = copy_joined_configs(staging, view)
+        copied, copied_features = copy_joined_configs(staging, view)
         table = result.log.table()
-        import pyarrow.parquet as pq
-
         pq.write_table(table, staging / DECISIONS_FILE, compression="zstd")
         info = {
             "family": FAMILY,
@@ -195,7 +215,7 @@ def publish_curated(
                 "files": {
                     p.relative_to(view.dataset_dir).as_posix(): sha256_file(p) for p in view.files
                 },
-                "joined_configs": copied,
+                "joined_configs": [w.config for w in copied],
             },
             "inputs": result.inputs,
             "counts": {"source": len(result.log.order), "kept": len(result.kept())},
@@ -209,18 +229,27 @@ def publish_curated(
             },
         }
         atomic_write_json(staging / "build_info.json", info)
-        atomic_write_text(staging / "README.md", curated_card(info, written, features))
+        atomic_write_text(
+            staging / "README.md",
+            curated_card(info, written, {written.config: features, **copied_features}, copied),
+        )
     log(f"curate: {written.num_examples} rows -> {out_dir} (version {version})")
     return info
 
 
-def curated_card(info: dict[str, Any], written: SplitWritten, features: datasets.Features) -> str:
+def curated_card(
+    info: dict[str, Any],
+    written: SplitWritten,
+    features: dict[str, datasets.Features],
+    joined: Sequence[SplitWritten] = (),
+) -> str:
+    splits = [written, *joined]  # joined image configs are listed so that they load too
     metadata = {
         "pretty_name": f"{info['source']['name']} {info['source']['config']} (curated by benchsmith)",
         "tags": ["benchsmith", "curated", "multimodal"],
         "version": info["version"],
-        "configs": configs_metadata([written], written.config),
-        "dataset_info": dataset_info_metadata([written], {written.config: features}),
+        "configs": configs_metadata(splits, written.config),
+        "dataset_info": dataset_info_metadata(splits, features),
     }
     used = sorted({r for s in info["stages"] for r in (k.split(":", 1)[1] for k in s["reasons"])})
     context = {"info": info, "written": written, "reasons": {r: REASONS.get(r, "") for r in used}}

@@ -3,7 +3,7 @@
 ``OUT/data/<task>/{support,query}-*.parquet`` (one config per task, images embedded),
 ``OUT/data/episodes/{hashed,legacy}-*.parquet`` (the materialised demonstrations; one split
 per sampler, since a user evaluates with one of the two protocols), ``OUT/build_info.json``
-and ``OUT/README.md``. The folder is staged and swapped in whole.
+and ``OUT/README.md`` (the card, :mod:`.vlicl_card`). The folder is staged and swapped in whole.
 
 Source images are read from their roots while writing, each checked against the sha256 the
 build recorded, so a changed source is an error naming the file, never a silently different
@@ -28,18 +28,14 @@ import PIL
 from PIL import features as pil_features
 
 from benchsmith import __version__
-from benchsmith.builders.vlicl.leakage import VliclBuildDir
+from benchsmith.builders.vlicl.build_dir import VliclBuildDir
 from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.provenance import code_revision
-from benchsmith.publish.card import render_card
-from benchsmith.publish.hf_layout import (
-    SplitWritten,
-    configs_metadata,
-    dataset_info_metadata,
-    write_split,
-)
+from benchsmith.publish.hf_layout import SplitWritten, write_split
+from benchsmith.publish.vlicl_card import histogram_rows as histogram_rows  # re-export
+from benchsmith.publish.vlicl_card import sorted_histogram, vlicl_card
 from benchsmith.publish.vlicl_features import (
     COMMON,
     EPISODE_FEATURES,
@@ -286,25 +282,6 @@ def write_all(
     return written, features, histograms
 
 
-def _sorted_histogram(counter: Counter) -> dict[str, int]:
-    def key(answer: str) -> tuple[int, float, str]:
-        try:
-            return (0, float(answer), answer)
-        except ValueError:
-            return (1, 0.0, answer)
-
-    return {a: counter[a] for a in sorted(counter, key=key)}
-
-
-def histogram_rows(histogram: dict[str, dict[str, int]] | None) -> list[tuple[str, int, int]]:
-    """(answer, support count, query count) in numeric order, for the card's table."""
-    if not histogram:
-        return []
-    support, query = histogram.get("support", {}), histogram.get("query", {})
-    merged = _sorted_histogram(Counter({**support, **query}))
-    return [(a, support.get(a, 0), query.get(a, 0)) for a in merged]
-
-
 def build_info(
     inputs: PublishInputs,
     version: str,
@@ -356,7 +333,7 @@ def build_info(
         "choices": info.get("choices", []),
         "stats": info.get("stats", {}),
         "answer_histograms": {
-            t: {s: _sorted_histogram(c) for s, c in splits.items()}
+            t: {s: sorted_histogram(c) for s, c in splits.items()}
             for t, splits in histograms.items()
             if t == "clevr"
         },
@@ -388,39 +365,3 @@ def publish_vlicl(
         f"(version {version}; {removed} leaking queries removed)"
     )
     return info
-
-
-def vlicl_card(
-    info: dict[str, Any], written: list[SplitWritten], features: dict[str, datasets.Features]
-) -> str:
-    tasks = [t for t in TASKS if t in info["counts"]]
-    default = "open_mi" if "open_mi" in tasks else (tasks[0] if tasks else None)
-    ingest = info["mode"] == "ingest"
-    metadata = {
-        "pretty_name": "VL-ICL Bench (benchsmith rebuild)",
-        "license": "other",
-        "license_name": "vlicl-imagenet-terms-cc-by-4.0",
-        "license_details": (
-            "MiniImageNet images: ImageNet terms of access (non-commercial research and "
-            "education). CLEVR images: CC BY 4.0. Rendered operator images, questions, "
-            "episodes and card: Apache-2.0 (benchsmith)."
-            + (" Ingested from the VL-ICL release (code MIT)." if ingest else "")
-        ),
-        "language": ["en"],
-        "task_categories": ["visual-question-answering"],
-        "tags": ["multimodal", "in-context-learning", "few-shot", "benchsmith"],
-        "source_datasets": ["MiniImageNet (ImageNet 2012, Ravi-Larochelle split)", "CLEVR v1.0"],
-        "version": info["version"],
-        "configs": configs_metadata(written, default),
-        "dataset_info": dataset_info_metadata(written, features),
-    }
-    leakage = info["leakage"]
-    context = {
-        "info": info,
-        "tasks": tasks,
-        "default_config": default,
-        "leakage_tasks": leakage["tasks"],
-        "episodes": info["configs"].get(EPISODES_CONFIG, {}),
-        "clevr_histogram": histogram_rows(info["answer_histograms"].get("clevr")),
-    }
-    return render_card("vlicl.md.j2", metadata, context)

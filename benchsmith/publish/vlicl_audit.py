@@ -29,7 +29,7 @@ from benchsmith.core.errors import AuditError, BenchsmithError
 from benchsmith.core.hashing import sha256_bytes, sha256_file
 from benchsmith.publish.audit import AuditReport
 from benchsmith.publish.reader import config_files, read_build_info
-from benchsmith.publish.vlicl_features import EPISODES_CONFIG, SAMPLERS, SPLITS
+from benchsmith.publish.vlicl_features import CLEVR_ATTRIBUTES, EPISODES_CONFIG, SAMPLERS, SPLITS
 from benchsmith.sources.clevr import read_clevr_scenes
 from benchsmith.sources.operator_images import (
     load_operator_font,
@@ -50,13 +50,12 @@ class VliclAuditReport(AuditReport):
     clevr_recounted: int = 0
     episodes_checked: int = 0
 
-    def render(self) -> str:
-        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}"]
-        lines.append(f"  rows      {self.rows_checked} row(s) checked")
-        lines.append(
-            f"  sources   {len(self.sources_verified)} file(s) match their recorded sha256"
-        )
-        lines.append(f"  images    {self.images_compared} embedded image(s) equal their source")
+    def summary_lines(self) -> list[str]:
+        lines = [
+            f"  rows      {self.rows_checked} row(s) checked",
+            f"  sources   {len(self.sources_verified)} file(s) match their recorded sha256",
+            f"  images    {self.images_compared} embedded image(s) equal their source",
+        ]
         if self.rerendered:
             lines.append(
                 f"  rendered  {len(self.rerendered)} operator image(s) re-rendered byte-identical"
@@ -65,12 +64,7 @@ class VliclAuditReport(AuditReport):
             lines.append(f"  clevr     {self.clevr_recounted} answer(s) recounted from the scenes")
         if self.episodes_checked:
             lines.append(f"  episodes  {self.episodes_checked} episode(s) name published rows")
-        lines += [f"  FAIL      {f}" for f in self.failures]
-        lines += [
-            f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
-            for d in self.decisions
-        ]
-        return "\n".join(lines)
+        return lines
 
 
 @dataclass
@@ -203,7 +197,7 @@ def _check_clevr(row: dict[str, Any], sources: Sources, report: VliclAuditReport
     if str(path) not in report.sources_verified:
         return  # the scenes file itself failed its check (already reported)
     objects = sources.scene_objects(root, row["source_split"], int(row["scene_index"]))
-    attribute = ("size", "color", "material", "shape")[row["attribute"]]
+    attribute = CLEVR_ATTRIBUTES[row["attribute"]]
     if objects is None:
         report.failures.append(f"{row['id']}: scene {row['scene_index']} not in {path}")
         return

@@ -26,22 +26,21 @@ from __future__ import annotations
 
 import datasets
 
+# Task, split and sampler names (SAMPLERS are the splits of the episodes config) are the
+# builder's, imported so build and publish cannot disagree, and re-exported for publish/audit.
+from benchsmith.builders.vlicl import SPLITS as SPLITS
+from benchsmith.builders.vlicl.clevr_count import ATTRIBUTES
+from benchsmith.builders.vlicl.config import OPERATOR_TASKS as OPERATOR_TASKS
+from benchsmith.builders.vlicl.config import SAMPLERS as SAMPLERS
+from benchsmith.builders.vlicl.config import TASKS as TASKS
+from benchsmith.builders.vlicl.operators import OPERATORS as OPERATOR_SYMBOLS
 from benchsmith.core.provenance import PROVENANCE_FEATURE
 
-TASKS = (
-    "open_mi",
-    "matching_mi",
-    "clevr",
-    "operator_induction",
-    "operator_induction_interleaved",
-)
-OPERATOR_TASKS = ("operator_induction", "operator_induction_interleaved")
-SPLITS = ("support", "query")
 EPISODES_CONFIG = "episodes"
-SAMPLERS = ("hashed", "legacy")  # the splits of the episodes config
 
-CLEVR_ATTRIBUTES = ["size", "color", "material", "shape"]
-OPERATORS = ["+", "-", "x"]
+# ClassLabel names: the class index is the position in the builder's own tuple
+CLEVR_ATTRIBUTES = list(ATTRIBUTES)
+OPERATORS = list(OPERATOR_SYMBOLS)
 MATCHING_LABELS = ["same", "different"]
 
 _STRING = datasets.Value("string")

@@ -20,7 +20,6 @@ rows still count as wrong (reported as ``missing``) instead of leaving the denom
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from benchsmith.scoring.mmneedle_parse import (
     strict_absent_forms,
     strict_normalize,
 )
+from benchsmith.scoring.predictions_file import prediction_lines
 
 SUBSET_COLUMN = "paper_eval_subset"
 SUBSETS = ("all", "paper")
@@ -156,20 +156,8 @@ def read_predictions(path: str | Path) -> dict[int, str | None]:
     """Read ``{"sample_id", "response"}`` JSONL rows (extra keys ignored, blank lines skipped)."""
     path = Path(path)
     fix = 'write one JSON object per line: {"sample_id": 0, "response": "1, 2, 3"}'
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchsmithError(f"cannot read predictions: {exc}", path=path, fix=fix) from exc
     predictions: dict[int, str | None] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchsmithError(
-                f"line {number}: invalid JSON ({exc})", path=path, fix=fix
-            ) from exc
+    for number, row in prediction_lines(path, fix):
         if not isinstance(row, dict) or "response" not in row:
             raise BenchsmithError(f"line {number}: no 'response' key", path=path, fix=fix)
         sid = _parse_sample_id(row.get("sample_id"))

@@ -27,7 +27,6 @@ Answer matching is in :mod:`benchsmith.scoring.vlicl_normalise` (modes ``fixed``
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import defaultdict
@@ -40,6 +39,7 @@ import pyarrow.dataset as pads
 
 from benchsmith.core.errors import AuditError, BenchsmithError
 from benchsmith.publish.reader import config_files, read_build_info
+from benchsmith.scoring.predictions_file import prediction_lines
 from benchsmith.scoring.vlicl_normalise import (
     MODES,
     TASK_KINDS,
@@ -172,24 +172,9 @@ def _parse_line(row: Any, number: int, path: Path) -> PredictionRow:
 def read_predictions(path: str | Path) -> list[PredictionRow]:
     """Validate every line of a predictions JSONL (blank lines are skipped)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchsmithError(
-            f"cannot read predictions: {exc}", path=path, fix=_PREDICTIONS_FIX
-        ) from exc
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchsmithError(
-                f"line {number}: invalid JSON ({exc})", path=path, fix=_PREDICTIONS_FIX
-            ) from exc
-        rows.append(_parse_line(data, number, path))
-    return rows
+    return [
+        _parse_line(data, number, path) for number, data in prediction_lines(path, _PREDICTIONS_FIX)
+    ]
 
 
 def _rate(correct: int, n: int) -> tuple[float | None, float | None]:

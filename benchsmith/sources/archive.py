@@ -24,7 +24,7 @@ from benchsmith.core.progress import progress
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _JUNK_PREFIX = "__MACOSX/"
 _CORRUPT = (zipfile.BadZipFile, zlib.error, EOFError)
-_FIX_CORRUPT = "delete it and rerun `benchsmith coco fetch` to download it again"
+_FIX_CORRUPT = "delete it and download it again"
 
 
 def safe_extract_zip(
@@ -32,11 +32,14 @@ def safe_extract_zip(
     dest: Path,
     *,
     members: Callable[[str], bool] | None = None,
+    corrupt_fix: str = _FIX_CORRUPT,
 ) -> list[Path]:
     """Extract the files of ``zip_path`` for which ``members(name)`` is true into ``dest``.
 
     Names are passed with ``/`` separators (e.g. ``val2014/COCO_val2014_...jpg``). Directory
     entries and ``__MACOSX/`` junk are skipped. Returns the extracted paths, in archive order.
+    ``corrupt_fix`` is the fix a corrupt or truncated archive reports: each source names the
+    command that fetches its archive again.
     """
     zip_path, dest = Path(zip_path), Path(dest)
     try:
@@ -48,7 +51,7 @@ def safe_extract_zip(
         raise SourceError(
             f"archive {zip_path.name} is corrupt or truncated ({exc})",
             path=zip_path,
-            fix=_FIX_CORRUPT,
+            fix=corrupt_fix,
         ) from exc
 
 

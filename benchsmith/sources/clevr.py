@@ -20,13 +20,14 @@ re-exported here lazily.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.lazy_exports import lazy_exports
+from benchsmith.sources.json_file import load_json
 
 CLEVR_URL = "https://dl.fbaipublicfiles.com/clevr/CLEVR_v1.0.zip"
 CLEVR_DIRNAME = "CLEVR_v1.0"
@@ -87,7 +88,11 @@ def read_clevr_scenes(
     if not path.is_file():
         hint = f" (found {CLEVR_DIRNAME}/ inside it)" if (root / CLEVR_DIRNAME).is_dir() else ""
         raise SourceError(f"CLEVR scenes file not found{hint}", path=path, fix=_FIX)
-    raw = _load_json(path)
+    raw = load_json(
+        path,
+        what="CLEVR scenes file",
+        fix="re-extract it from CLEVR_v1.0.zip (rerun the CLEVR fetch) or regenerate the sample",
+    )
     if not isinstance(raw, dict) or not isinstance(raw.get("scenes"), list):
         raise SourceError(
             "not a CLEVR scenes file: expected an object with a `scenes` list", path=path, fix=_FIX
@@ -99,18 +104,6 @@ def read_clevr_scenes(
     if check_images:
         _check_images(scenes, folder, path)
     return scenes
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return json.load(handle)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(
-            f"CLEVR scenes file is not valid JSON ({exc})",
-            path=path,
-            fix="re-extract it from CLEVR_v1.0.zip (rerun the CLEVR fetch) or regenerate the sample",
-        ) from exc
 
 
 def _scene(entry: Any, k: int, split: str, path: Path, folder: Path) -> ClevrScene:
@@ -181,10 +174,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Re-export the sample writer and the fetch helpers without an import cycle."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# re-export the sample writer and the fetch helpers without an import cycle
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -9,21 +9,21 @@ makes a second run a no-op when the verified zip was already extracted.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlsplit
 
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.progress import log
 from benchsmith.sources.archive import safe_extract_zip
 from benchsmith.sources.clevr import CLEVR_DIRNAME, CLEVR_URL, SCENE_SPLITS, scenes_path
-from benchsmith.sources.download import ChecksumMismatch, download_file
-from benchsmith.sources.lockfile import expected_for, read_lock, record
+from benchsmith.sources.fetch_dest import marker_matches, replace_symlink
+from benchsmith.sources.lockfile import download_locked
 
 MARKER_NAME = ".benchsmith-clevr-extracted.json"
 TEXT_FILES = ("LICENSE.txt", "COPYRIGHT.txt", "README.txt")
+RERUN = "the CLEVR fetch"  # how error fixes tell the user to fetch again
+CORRUPT_FIX = f"delete it and rerun {RERUN} to download it again"
 
 
 def fetch_clevr(
@@ -41,7 +41,9 @@ def fetch_clevr(
     """
     dest_dir = Path(dest_dir)
     download_dir = Path(download_dir) if download_dir is not None else dest_dir / "downloads"
-    zip_path, sha256 = _download_locked(url, download_dir, Path(lock_path))
+    zip_path, sha256 = download_locked(
+        url, download_dir, Path(lock_path), rerun=RERUN, archive_name=f"{CLEVR_DIRNAME}.zip"
+    )
     marker = {"file": zip_path.name, "sha256": sha256, "splits": sorted(splits)}
     clevr_root = dest_dir / CLEVR_DIRNAME
     if _already_extracted(dest_dir, marker, splits):
@@ -52,7 +54,7 @@ def fetch_clevr(
         clevr_root.unlink()
     (dest_dir / MARKER_NAME).unlink(missing_ok=True)  # incomplete until re-marked below
     wanted = _member_filter(splits)
-    extracted = safe_extract_zip(zip_path, dest_dir, members=wanted)
+    extracted = safe_extract_zip(zip_path, dest_dir, members=wanted, corrupt_fix=CORRUPT_FIX)
     missing = [split for split in splits if not scenes_path(clevr_root, split).is_file()]
     if missing:
         raise SourceError(
@@ -86,16 +88,7 @@ def link_local_clevr(src: str | Path, dest: str | Path) -> Path:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     link = dest / CLEVR_DIRNAME
-    if link.exists() and not link.is_symlink():
-        raise SourceError(
-            f"{link} exists and is not a symlink; refusing to replace it",
-            path=link,
-            fix="remove it or choose another destination folder",
-        )
-    tmp = dest / f".{CLEVR_DIRNAME}.tmp-link-{os.getpid()}"
-    tmp.unlink(missing_ok=True)
-    tmp.symlink_to(src, target_is_directory=True)
-    os.replace(tmp, link)  # atomically replaces an existing link
+    replace_symlink(link, src, fix="remove it or choose another destination folder")
     (dest / MARKER_NAME).unlink(missing_ok=True)  # dest no longer holds an extraction
     return link
 
@@ -115,40 +108,8 @@ def _member_filter(splits: tuple[str, ...]):
     return wanted
 
 
-def _download_locked(url: str, download_dir: Path, lock_path: Path) -> tuple[Path, str]:
-    """Download ``url`` verified against the lock; record it there on first download."""
-    name = PurePosixPath(urlsplit(url).path).name
-    if not name:
-        raise SourceError(
-            f"cannot name the download: {url} has no file name",
-            fix="pass a URL that ends in the archive's file name (CLEVR_v1.0.zip)",
-        )
-    size, sha256 = expected_for(read_lock(lock_path), url)
-    try:
-        path = download_file(
-            url, download_dir / name, expected_sha256=sha256, expected_size=size, desc=name
-        )
-    except ChecksumMismatch as exc:
-        raise SourceError(
-            f"{name} does not match the checksum recorded in {lock_path} for {url}",
-            path=exc.path,
-            fix=(
-                f"delete {exc.path} and rerun the CLEVR fetch; if the file really changed "
-                f"upstream, remove its entry from {lock_path} to accept the new version"
-            ),
-        ) from exc
-    if sha256 is None:
-        sha256 = record(lock_path, url, path)["sha256"]
-        log(f"recorded {name} ({path.stat().st_size} bytes) in {lock_path}")
-    return path, sha256
-
-
 def _already_extracted(dest_dir: Path, marker: dict, splits: tuple[str, ...]) -> bool:
-    try:
-        recorded = json.loads((dest_dir / MARKER_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in marker.items()):
+    if not marker_matches(dest_dir / MARKER_NAME, marker):
         return False
     clevr_root = dest_dir / CLEVR_DIRNAME
     return not clevr_root.is_symlink() and all(

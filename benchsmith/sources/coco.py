@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from pycocotools.coco import COCO
 
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
+from benchsmith.sources.json_file import load_json
 
 CAPTIONS_RELPATH = Path("annotations") / "captions_val2014.json"
 IMAGES_DIRNAME = "val2014"
@@ -96,14 +96,11 @@ def read_captions(path: str | Path) -> CocoCaptions:
             path=path,
             fix="run `benchsmith coco sample` or `benchsmith coco fetch`, or pass --captions",
         )
-    try:
-        raw = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(
-            f"captions file is not valid JSON ({exc})",
-            path=path,
-            fix="re-download annotations_trainval2014.zip (`benchsmith coco fetch`) or regenerate the sample",
-        ) from exc
+    raw = load_json(
+        path,
+        what="captions file",
+        fix="re-download annotations_trainval2014.zip (`benchsmith coco fetch`) or regenerate the sample",
+    )
     _check_shape(raw, path)
     coco = COCO()
     coco.dataset = raw

@@ -7,10 +7,8 @@ says ``out_dir`` already holds exactly what the two verified zips contain.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlsplit
 
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
@@ -22,11 +20,13 @@ from benchsmith.sources.coco import (
     IMAGES_DIRNAME,
     IMAGES_ZIP_URL,
 )
-from benchsmith.sources.download import ChecksumMismatch, download_file
-from benchsmith.sources.lockfile import DEFAULT_LOCK_PATH, expected_for, read_lock, record
+from benchsmith.sources.fetch_dest import marker_matches, replace_symlink
+from benchsmith.sources.lockfile import DEFAULT_LOCK_PATH, download_locked
 
 MARKER_NAME = ".benchsmith-extracted.json"
 LINKED_NAMES = (CAPTIONS_RELPATH.parts[0], IMAGES_DIRNAME)  # "annotations", "val2014"
+RERUN = "`benchsmith coco fetch`"  # how error fixes tell the user to fetch again
+CORRUPT_FIX = f"delete it and rerun {RERUN} to download it again"
 
 
 def fetch_coco(
@@ -43,8 +43,10 @@ def fetch_coco(
     ``out_dir`` (``out_dir/annotations/captions_val2014.json``, ``out_dir/val2014/``).
     """
     out_dir, download_dir = Path(out_dir), Path(download_dir)
-    annotations_zip, annotations_sha = _download_locked(annotations_url, download_dir, lock_path)
-    images_zip, images_sha = _download_locked(images_url, download_dir, lock_path)
+    annotations_zip, annotations_sha = download_locked(
+        annotations_url, download_dir, lock_path, rerun=RERUN
+    )
+    images_zip, images_sha = download_locked(images_url, download_dir, lock_path, rerun=RERUN)
     marker = {
         "annotations": {"file": annotations_zip.name, "sha256": annotations_sha},
         "images": {"file": images_zip.name, "sha256": images_sha},
@@ -56,14 +58,19 @@ def fetch_coco(
     (out_dir / MARKER_NAME).unlink(missing_ok=True)  # incomplete until re-marked below
 
     captions = CAPTIONS_RELPATH.as_posix()
-    if not safe_extract_zip(annotations_zip, out_dir, members=lambda name: name == captions):
+    if not safe_extract_zip(
+        annotations_zip, out_dir, members=lambda name: name == captions, corrupt_fix=CORRUPT_FIX
+    ):
         raise SourceError(
             f"{annotations_zip.name} does not contain {captions}",
             path=annotations_zip,
             fix="check --annotations-url points at annotations_trainval2014.zip",
         )
     images = safe_extract_zip(
-        images_zip, out_dir, members=lambda name: PurePosixPath(name).parts[0] == IMAGES_DIRNAME
+        images_zip,
+        out_dir,
+        members=lambda name: PurePosixPath(name).parts[0] == IMAGES_DIRNAME,
+        corrupt_fix=CORRUPT_FIX,
     )
     if not images:
         raise SourceError(
@@ -97,55 +104,15 @@ def link_local_coco(local_dir: Path, out_dir: Path) -> Path:
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in LINKED_NAMES:
-        link = out_dir / name
-        if link.exists() and not link.is_symlink():
-            raise SourceError(
-                f"{link} exists and is not a symlink; refusing to replace it",
-                path=link,
-                fix="remove it or choose another --out folder",
-            )
-        tmp = out_dir / f".{name}.tmp-link-{os.getpid()}"
-        tmp.unlink(missing_ok=True)
-        tmp.symlink_to(local_dir / name, target_is_directory=True)
-        os.replace(tmp, link)  # atomically replaces an existing link
+        replace_symlink(
+            out_dir / name, local_dir / name, fix="remove it or choose another --out folder"
+        )
     (out_dir / MARKER_NAME).unlink(missing_ok=True)  # out_dir no longer holds an extraction
     return out_dir
 
 
-def _download_locked(url: str, download_dir: Path, lock_path: Path) -> tuple[Path, str]:
-    """Download ``url`` verified against the lock; record it there on first download."""
-    name = PurePosixPath(urlsplit(url).path).name
-    if not name:
-        raise SourceError(
-            f"cannot name the download: {url} has no file name",
-            fix="pass a URL that ends in the archive's file name",
-        )
-    size, sha256 = expected_for(read_lock(lock_path), url)
-    try:
-        path = download_file(
-            url, download_dir / name, expected_sha256=sha256, expected_size=size, desc=name
-        )
-    except ChecksumMismatch as exc:
-        raise SourceError(
-            f"{name} does not match the checksum recorded in {lock_path} for {url}",
-            path=exc.path,
-            fix=(
-                f"delete {exc.path} and rerun `benchsmith coco fetch`; if the file really changed "
-                f"upstream, remove its entry from {lock_path} to accept the new version"
-            ),
-        ) from exc
-    if sha256 is None:
-        sha256 = record(lock_path, url, path)["sha256"]
-        log(f"recorded {name} ({path.stat().st_size} bytes) in {lock_path}")
-    return path, sha256
-
-
 def _already_extracted(out_dir: Path, marker: dict) -> bool:
-    try:
-        recorded = json.loads((out_dir / MARKER_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in marker.items()):
+    if not marker_matches(out_dir / MARKER_NAME, marker):
         return False
     return (out_dir / CAPTIONS_RELPATH).is_file() and (out_dir / IMAGES_DIRNAME).is_dir()
 

@@ -73,7 +73,8 @@ class SampleView:
     row: dict[str, Any] = field(default_factory=dict)  # the row without image payloads
 
 
-def _readme_data_files(dataset_dir: Path, config: str, split: str) -> list[str] | None:
+def _readme_configs(dataset_dir: Path) -> list[dict[str, Any]] | None:
+    """The ``configs:`` entries of the README front matter (None: no README or no block)."""
     readme = dataset_dir / "README.md"
     if not readme.is_file():
         return None
@@ -84,18 +85,40 @@ def _readme_data_files(dataset_dir: Path, config: str, split: str) -> list[str] 
         meta = yaml.safe_load(text.split("---", 2)[1]) or {}
     except yaml.YAMLError as exc:
         raise SourceError(f"README front matter is not valid YAML: {exc}", path=readme) from exc
-    for entry in meta.get("configs") or []:
+    configs = meta.get("configs") if isinstance(meta, dict) else None
+    return [c for c in configs if isinstance(c, dict)] if configs else None
+
+
+def _readme_data_files(dataset_dir: Path, config: str, split: str) -> list[str] | None:
+    """Glob patterns of one config and split per the README (HF rules: a string or a list of
+    strings is the ``train`` split; else a list of ``{split, path}`` with one or more paths)."""
+    for entry in _readme_configs(dataset_dir) or []:
         if entry.get("config_name") != config:
             continue
         data_files = entry.get("data_files")
         if isinstance(data_files, str):
-            return [data_files] if split == "train" else []
-        for item in data_files or []:
-            if item.get("split") == split:
+            data_files = [data_files]
+        if not isinstance(data_files, list):
+            return []  # not a form the Hub accepts: no files, so the error lists the configs
+        if all(isinstance(item, str) for item in data_files):
+            return list(data_files) if split == "train" else []
+        for item in data_files:
+            if isinstance(item, dict) and item.get("split") == split:
                 paths = item.get("path")
-                return [paths] if isinstance(paths, str) else list(paths)
+                return [paths] if isinstance(paths, str) else list(paths or [])
         return []
     return None
+
+
+def available_configs(dataset_dir: str | Path) -> list[str]:
+    """Config names a dataset folder offers: its README ``configs:`` plus the ``data/`` layout
+    (``data/<config>/`` folders, and ``default`` for ``data/<split>-*.parquet``)."""
+    root = Path(dataset_dir)
+    names = {str(c["config_name"]) for c in _readme_configs(root) or [] if "config_name" in c}
+    names.update(p.name for p in (root / "data").glob("*") if p.is_dir())
+    if any(p.is_file() for p in (root / "data").glob("*.parquet")):
+        names.add("default")
+    return sorted(names)
 
 
 def split_files(dataset_dir: str | Path, config: str, split: str) -> list[Path]:
@@ -112,7 +135,7 @@ def split_files(dataset_dir: str | Path, config: str, split: str) -> list[Path]:
     for pattern in patterns:
         files.update(p for p in root.glob(pattern) if p.is_file())
     if not files:
-        configs = sorted(p.name for p in (root / "data").glob("*") if p.is_dir())
+        configs = available_configs(root)
         raise SourceError(
             f"no parquet files for config {config!r}, split {split!r}",
             path=root,
@@ -215,7 +238,6 @@ class DatasetView:
         schema = pq.read_schema(self.files[0])
         self.column_names = list(schema.names)
         self.columns = resolve_columns(self.column_names, columns or ColumnMap())
-        self._joined: dict[str, dict[Any, bytes]] = {}
 
     def __len__(self) -> int:
         return sum(pq.ParquetFile(p).metadata.num_rows for p in self.files)
@@ -227,40 +249,41 @@ class DatasetView:
         table = self._dataset().to_table(columns=[self.columns.id])
         return [str(v) for v in table.column(0).to_pylist()]
 
-    def _join_images(self, row: dict[str, Any]) -> list[bytes]:
+    def _joined_images(self, rows: list[dict[str, Any]]) -> dict[tuple[str, Any], bytes]:
+        """Images the rows of one batch point to, read with a key filter: memory holds one
+        batch's images, never a whole joined config (MMNeedle's ``haystacks_n8`` is GBs)."""
         join = self.columns.image_join
         assert join is not None
-        config = join.config.format(**row)
-        if config not in self._joined:
+        wanted: dict[str, set[Any]] = {}
+        for row in rows:
+            wanted.setdefault(join.config.format(**row), set()).update(row[join.column])
+        found: dict[tuple[str, Any], bytes] = {}
+        for config, keys in sorted(wanted.items()):
             table = pads.dataset(
                 [str(p) for p in split_files(self.dataset_dir, config, join.split)],
                 format="parquet",
-            ).to_table(columns=[join.key, join.image])
-            self._joined = {
-                config: {
-                    k: _image_payloads(v, self.dataset_dir)[0]
-                    for k, v in zip(
-                        table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True
-                    )
-                }
-            }
-        lookup = self._joined[config]
-        missing = [k for k in row[join.column] if k not in lookup]
+            ).to_table(columns=[join.key, join.image], filter=pads.field(join.key).isin(list(keys)))
+            for key, value in zip(
+                table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True
+            ):
+                found[(config, key)] = _image_payloads(value, self.dataset_dir)[0]
+        return found
+
+    def _row_images(self, row: dict[str, Any], joined: dict[tuple[str, Any], bytes]) -> list[bytes]:
+        c = self.columns
+        if c.image_join is None:
+            return _image_payloads(row.get(c.image), self.dataset_dir) if c.image else []
+        config = c.image_join.config.format(**row)
+        missing = [k for k in row[c.image_join.column] if (config, k) not in joined]
         if missing:
             raise SourceError(
-                f"sample {row.get(self.columns.id)} names images missing from {config}: {missing[:3]}",
+                f"sample {row.get(c.id)} names images missing from {config}: {missing[:3]}",
                 path=self.dataset_dir / "data" / config,
             )
-        return [lookup[k] for k in row[join.column]]
+        return [joined[(config, k)] for k in row[c.image_join.column]]
 
-    def _view(self, row: dict[str, Any], with_images: bool) -> SampleView:
+    def _view(self, row: dict[str, Any], images: list[bytes], with_images: bool) -> SampleView:
         c = self.columns
-        images: list[bytes] = []
-        if with_images:
-            if c.image_join is not None:
-                images = self._join_images(row)
-            elif c.image is not None:
-                images = _image_payloads(row.get(c.image), self.dataset_dir)
         choices = row.get(c.choices) if c.choices else None
         return SampleView(
             sample_id=str(row[c.id]),
@@ -269,18 +292,30 @@ class DatasetView:
             choices=[str(x) for x in choices] if choices is not None else None,
             subtask=str(row[c.subtask]) if c.subtask and row.get(c.subtask) else self.config,
             images=images,
-            row_sha256=row_digest(row),
+            # only a full row has the digest the curated provenance and audit use
+            row_sha256=row_digest(row) if with_images or c.image is None else "",
             row={k: _strip_payloads(v) for k, v in row.items()},
         )
 
-    def iter_samples(self, *, with_images: bool = True) -> Iterator[SampleView]:
-        """Samples in file order (files sorted by name), one pyarrow batch in memory at a time."""
+    def iter_samples(
+        self, *, with_images: bool = True, only: set[str] | None = None
+    ) -> Iterator[SampleView]:
+        """Samples in file order (files sorted by name), one pyarrow batch in memory at a time;
+        ``only`` restricts to these sample ids (their images alone are read)."""
         columns = None
         if not with_images and self.columns.image is not None:
             columns = [n for n in self.column_names if n != self.columns.image]
-        for batch in self._dataset().to_batches(columns=columns, batch_size=self.batch_size):
-            for row in batch.to_pylist():
-                yield self._view(row, with_images)
+        batch_size = self.batch_size if self.columns.image_join is None else 8
+        for batch in self._dataset().to_batches(columns=columns, batch_size=batch_size):
+            rows = batch.to_pylist()
+            if only is not None:
+                rows = [r for r in rows if str(r[self.columns.id]) in only]
+            joined = {}
+            if with_images and self.columns.image_join is not None and rows:
+                joined = self._joined_images(rows)
+            for row in rows:
+                images = self._row_images(row, joined) if with_images else []
+                yield self._view(row, images, with_images)
 
     def raw_batches(self) -> Iterator[Any]:
         """pyarrow record batches of the full rows, for writers that copy rows unchanged."""
@@ -293,9 +328,14 @@ def family_columns(dataset_dir: str | Path) -> ColumnMap:
     if not info_path.is_file():
         return ColumnMap()
     try:
-        family = json.loads(info_path.read_text(encoding="utf-8")).get("family")
+        info = json.loads(info_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise SourceError(f"build_info.json is not valid JSON: {exc}", path=info_path) from exc
+    family = info.get("family")
+    if family == "curated":  # rows are the source's, unchanged: so are its columns and joins
+        columns = dict((info.get("source") or {}).get("columns") or {})
+        join = columns.pop("image_join", None)
+        return ColumnMap(**columns, image_join=ImageJoin(**join) if join else None)
     if family == "mmneedle":
         return ColumnMap(
             id="sample_id",

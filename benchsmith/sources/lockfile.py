@@ -13,12 +13,15 @@ Format (sorted keys)::
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
+from benchsmith.core.progress import log
+from benchsmith.sources.download import ChecksumMismatch, download_file
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
 _FIX = "restore the lock file from version control, or delete it to re-record on the next download"
@@ -65,6 +68,47 @@ def expected_for(lock: dict[str, dict[str, Any]], url: str) -> tuple[int | None,
     if entry is None:
         return None, None
     return int(entry["size"]), str(entry["sha256"])
+
+
+def download_locked(
+    url: str,
+    download_dir: Path,
+    lock_path: Path,
+    *,
+    rerun: str,
+    archive_name: str | None = None,
+) -> tuple[Path, str]:
+    """Download ``url`` verified against the lock; record it there on first download.
+
+    Returns (path, sha256). ``rerun`` names how the user fetches again (e.g. "the CLEVR
+    fetch") and ``archive_name`` the file the URL should end in, so each source's errors
+    point at its own command.
+    """
+    name = PurePosixPath(urlsplit(url).path).name
+    if not name:
+        example = f" ({archive_name})" if archive_name else ""
+        raise SourceError(
+            f"cannot name the download: {url} has no file name",
+            fix=f"pass a URL that ends in the archive's file name{example}",
+        )
+    size, sha256 = expected_for(read_lock(lock_path), url)
+    try:
+        path = download_file(
+            url, download_dir / name, expected_sha256=sha256, expected_size=size, desc=name
+        )
+    except ChecksumMismatch as exc:
+        raise SourceError(
+            f"{name} does not match the checksum recorded in {lock_path} for {url}",
+            path=exc.path,
+            fix=(
+                f"delete {exc.path} and rerun {rerun}; if the file really changed "
+                f"upstream, remove its entry from {lock_path} to accept the new version"
+            ),
+        ) from exc
+    if sha256 is None:
+        sha256 = record(lock_path, url, path)["sha256"]
+        log(f"recorded {name} ({path.stat().st_size} bytes) in {lock_path}")
+    return path, sha256
 
 
 def _valid_entry(entry: object) -> bool:

@@ -23,10 +23,10 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
+from benchsmith.core.lazy_exports import lazy_exports
 from benchsmith.core.progress import log
 
 SPLITS = ("train", "val", "test")
@@ -310,10 +310,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Re-export the sample writer and the parquet converter without an import cycle."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# re-export the sample writer and the parquet converter without an import cycle
+__getattr__ = lazy_exports(__name__, _LAZY)

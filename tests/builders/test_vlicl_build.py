@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from vlicl_fixtures import shuffle_csv_rows
 
 from benchsmith.builders.vlicl.config import TASKS, VliclConfig
 from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
@@ -124,13 +125,9 @@ def test_same_seed_gives_a_byte_identical_build(build, sources, tmp_path):
 
 
 def test_shuffled_source_order_gives_the_same_rows(build, sources, tmp_path):
-    mini = tmp_path / "mini"
-    shutil.copytree(sources["miniimagenet"], mini)
-    for split in ("train", "val", "test"):
-        lines = (mini / f"{split}.csv").read_text(encoding="utf-8").splitlines()
-        body = lines[1:]
-        random.Random(11).shuffle(body)
-        (mini / f"{split}.csv").write_text("\n".join([lines[0], *body]) + "\n", encoding="utf-8")
+    mini = shuffle_csv_rows(
+        sources["miniimagenet"], tmp_path / "mini", ("train", "val", "test"), seed=11
+    )
     clevr = tmp_path / "clevr" / "CLEVR_v1.0"
     shutil.copytree(sources["clevr"], clevr)
     for split in ("train", "val"):

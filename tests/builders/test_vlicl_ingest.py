@@ -308,6 +308,11 @@ def test_missing_images_and_hostile_zips_are_clear_errors(tmp_path):
     with pytest.raises(SourceError, match="refusing to extract"):
         ingest_task(root, "clevr", ImageHashes())
     assert not (root / "escape.png").exists()
+    whole = (root / "clevr" / "support.zip").read_bytes()
+    (root / "clevr" / "query.zip").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(SourceError, match="query.zip is corrupt or truncated") as info:
+        ingest_task(root, "clevr", ImageHashes())
+    assert "clevr/query.zip of the VL-ICL release" in str(info.value)
 
 
 def _config(shots_for_operators: list[int], samplers: list[str]) -> VliclConfig:

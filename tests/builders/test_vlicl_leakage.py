@@ -15,12 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image, ImageEnhance
+from vlicl_fixtures import build_sample_vlicl
 
-from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
-from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.core.errors import BenchsmithError, SourceError
-from benchsmith.sources.vlicl_sample import write_vlicl_sample_sources
 
 
 def photo(seed: int, size: int = 64) -> Image.Image:
@@ -160,26 +158,17 @@ def test_exact_and_near_duplicates_between_support_and_query_are_removed(hand):
 
 
 def test_matching_classes_must_be_disjoint(hand):
-    for k, (a, b) in enumerate([("n1", "n1"), ("n1", "n2")]):
-        refs = [hand.image(f"s{k}{i}.png", encode(photo(10 * k + i))) for i in range(2)]
-        hand.row(
-            "matching_mi",
-            "support",
-            k,
-            refs,
-            "Yes" if a == b else "No",
-            match_extras(0, a == b, a, b),
-        )
-    for k, (a, b) in enumerate([("n3", "n3"), ("n3", "n2")]):
-        refs = [hand.image(f"q{k}{i}.png", encode(photo(50 + 10 * k + i))) for i in range(2)]
-        hand.row(
-            "matching_mi",
-            "query",
-            k,
-            refs,
-            "Yes" if a == b else "No",
-            match_extras(0, a == b, a, b),
-        )
+    pairs = {"support": [("n1", "n1"), ("n1", "n2")], "query": [("n3", "n3"), ("n3", "n2")]}
+    for split, first_seed in (("support", 0), ("query", 50)):
+        for k, (a, b) in enumerate(pairs[split]):
+            refs = [
+                hand.image(f"{split[0]}{k}{i}.png", encode(photo(first_seed + 10 * k + i)))
+                for i in range(2)
+            ]
+            same = a == b
+            hand.row(
+                "matching_mi", split, k, refs, "Yes" if same else "No", match_extras(0, same, a, b)
+            )
     task = check_vlicl_leakage(hand.write())["tasks"]["matching_mi"]
     assert task["class_overlap"] == ["n2"] and task["classes"]["must_be_disjoint"]
     assert task["removed"] == ["matching_mi/query/00001"]
@@ -271,13 +260,7 @@ def test_bad_inputs_are_user_errors(hand, tmp_path):
 
 
 def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_path):
-    sources = write_vlicl_sample_sources(tmp_path / "sources")
-    build = tmp_path / "build"
-    build_vlicl(
-        VliclConfig.from_params({}, "sample"),
-        VliclSources(miniimagenet=sources["miniimagenet"], clevr=sources["clevr"]),
-        build,
-    )
+    build, sources = build_sample_vlicl(tmp_path)
     report = check_vlicl_leakage(build)
     tasks = report["tasks"]
     assert set(tasks) == {

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import random
-import shutil
 from pathlib import Path
 
 import pytest
+from vlicl_fixtures import shuffle_csv_rows
 
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.matching_mi import assert_disjoint_classes, build_matching_mi
@@ -87,15 +86,7 @@ def test_excluded_images_are_never_used(mini):
 def test_deterministic_and_independent_of_csv_order(mini, tmp_path):
     first = _build(mini)
     assert _build(mini).support == first.support
-    shuffled = tmp_path / "shuffled"
-    shutil.copytree(mini, shuffled)
-    for split in ("train", "test"):
-        lines = (shuffled / f"{split}.csv").read_text(encoding="utf-8").splitlines()
-        body = lines[1:]
-        random.Random(3).shuffle(body)
-        (shuffled / f"{split}.csv").write_text(
-            "\n".join([lines[0], *body]) + "\n", encoding="utf-8"
-        )
+    shuffled = shuffle_csv_rows(mini, tmp_path / "shuffled", ("train", "test"), seed=3)
     moved = _build(shuffled)
     assert (moved.support, moved.query) == (first.support, first.query)
     assert _build(mini, seed=5).support != first.support

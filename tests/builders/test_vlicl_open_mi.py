@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import random
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from vlicl_fixtures import shuffle_csv_rows
 
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import NONSENSE_WORDS
@@ -96,15 +96,7 @@ def test_same_seed_same_rows_and_csv_order_does_not_matter(mini, tmp_path):
     first = _build(mini)
     again = _build(mini)
     assert first.support == again.support and first.query == again.query
-    shuffled = tmp_path / "shuffled"
-    shutil.copytree(mini, shuffled)
-    for split in ("train", "val", "test"):
-        lines = (shuffled / f"{split}.csv").read_text(encoding="utf-8").splitlines()
-        body = lines[1:]
-        random.Random(7).shuffle(body)
-        (shuffled / f"{split}.csv").write_text(
-            "\n".join([lines[0], *body]) + "\n", encoding="utf-8"
-        )
+    shuffled = shuffle_csv_rows(mini, tmp_path / "shuffled", ("train", "val", "test"), seed=7)
     moved = _build(shuffled)
     assert moved.support == first.support and moved.query == first.query
     other_seed = _build(mini, seed=1)

@@ -11,27 +11,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
+from vlicl_fixtures import build_sample_vlicl
 
-from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
-from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.publish.vlicl import publish_vlicl
 from benchsmith.publish.vlicl_audit import audit_vlicl
-from benchsmith.sources.vlicl_sample import write_vlicl_sample_sources
 
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("vlicl_audit")
-    sources = write_vlicl_sample_sources(root / "sources")
-    build = root / "build"
-    build_vlicl(
-        VliclConfig.from_params({}, "sample"),
-        VliclSources(miniimagenet=sources["miniimagenet"], clevr=sources["clevr"]),
-        build,
-    )
+    build, sources = build_sample_vlicl(root)
     check_vlicl_leakage(build)
     publish_vlicl(build, root / "published", "1.0.0")
     return {"root": root, "sources": sources, "out": root / "published"}

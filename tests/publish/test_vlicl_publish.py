@@ -11,32 +11,19 @@ from pathlib import Path
 import datasets
 import pytest
 from huggingface_hub import DatasetCard
+from vlicl_fixtures import build_sample_vlicl
 
-from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
-from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.publish.vlicl import publish_vlicl
-from benchsmith.sources.vlicl_sample import write_vlicl_sample_sources
 
 TASKS = ["open_mi", "matching_mi", "clevr", "operator_induction", "operator_induction_interleaved"]
-
-
-def make_build(root: Path) -> tuple[Path, dict[str, Path]]:
-    sources = write_vlicl_sample_sources(root / "sources")
-    build = root / "build"
-    build_vlicl(
-        VliclConfig.from_params({}, "sample"),
-        VliclSources(miniimagenet=sources["miniimagenet"], clevr=sources["clevr"]),
-        build,
-    )
-    return build, sources
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("vlicl_publish")
-    build, sources = make_build(root)
+    build, sources = build_sample_vlicl(root)
     leakage = check_vlicl_leakage(build)
     out = root / "published"
     info = publish_vlicl(build, out, "2.0.1", max_shard_mb=0.05)
@@ -219,6 +206,6 @@ def test_a_source_changed_after_the_build_is_an_error_naming_it(published, tmp_p
 
 
 def test_publish_without_a_leakage_report_says_what_to_run(tmp_path):
-    build, _ = make_build(tmp_path)
+    build, _ = build_sample_vlicl(tmp_path)
     with pytest.raises(BenchsmithError, match="vlicl leakage"):
         publish_vlicl(build, tmp_path / "out", "1.0.0")

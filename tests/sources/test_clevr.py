@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from png_inspect import png_chunk_types
 
 from benchsmith.core.errors import SourceError
 from benchsmith.sources.clevr import (
@@ -99,16 +100,6 @@ def classify(component: dict) -> dict[str, str]:
         "material": "metal" if component["centre_inked"] else "rubber",
         "shape": shape,
     }
-
-
-def png_chunk_types(data: bytes) -> list[bytes]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    types, offset = [], 8
-    while offset < len(data):
-        length = int.from_bytes(data[offset : offset + 4], "big")
-        types.append(data[offset + 4 : offset + 8])
-        offset += 12 + length
-    return types
 
 
 def test_pngs_carry_no_metadata(sample: Path) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import PIL
 import pytest
 from PIL import Image, ImageFont, features
+from png_inspect import png_chunk_types
 
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.sources import operator_images
@@ -35,15 +36,6 @@ def decode(data: bytes) -> np.ndarray:
 def ink_box(pixels: np.ndarray) -> tuple[int, int, int, int]:
     ys, xs = np.nonzero(pixels < 128)
     return int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
-
-
-def png_chunk_types(data: bytes) -> list[bytes]:
-    types, offset = [], 8
-    while offset < len(data):
-        length = int.from_bytes(data[offset : offset + 4], "big")
-        types.append(data[offset + 4 : offset + 8])
-        offset += 12 + length
-    return types
 
 
 def test_embedded_font_identity(embedded: tuple[ImageFont.FreeTypeFont, OperatorFont]) -> None:

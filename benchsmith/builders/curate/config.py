@@ -121,14 +121,18 @@ _SECTIONS = {
     "ngram": NgramSettings,
     "llm": LLMSettings,
 }
+_SCALARS = ("target_size", "seed")
 _PATH_FIELDS = {"files", "corpus", "human_verdicts", "cache_dir"}
 
 
-def _coerce(name: str, value: Any) -> Any:
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    """YAML value -> field value. A list field also takes ``null`` (none) or one scalar (a
+    one-item list), so ``against_splits: support`` is not read letter by letter."""
+    if isinstance(default, tuple):
+        items = () if value is None else value if isinstance(value, list | tuple) else (value,)
+        return tuple(Path(v) if name in _PATH_FIELDS else v for v in items)
     if name in _PATH_FIELDS and value is not None:
-        return tuple(Path(v) for v in value) if isinstance(value, list | tuple) else Path(value)
-    if isinstance(value, list):
-        return tuple(value)
+        return Path(value)
     return value
 
 
@@ -147,13 +151,18 @@ def config_from_params(section: dict[str, Any] | None) -> CurateConfig:
                     path="params.yaml",
                     fix=f"valid keys: {', '.join(sorted(known))}",
                 )
-            kwargs[key] = cls(**{k: _coerce(k, v) for k, v in (value or {}).items()})
-        elif key in ("target_size", "seed"):
+            fields = cls.__dataclass_fields__
+            kwargs[key] = cls(
+                **{k: _coerce(k, v, fields[k].default) for k, v in (value or {}).items()}
+            )
+        elif key in _SCALARS:
             kwargs[key] = value
+        elif key == "targets":
+            continue  # the datasets `benchsmith curate --targets` runs, not a setting
         else:
             raise BenchsmithError(
                 f"unknown curate setting {key!r}",
                 path="params.yaml",
-                fix=f"valid keys: {', '.join(sorted([*_SECTIONS, 'target_size', 'seed']))}",
+                fix=f"valid keys: {', '.join(sorted([*_SECTIONS, *_SCALARS, 'targets']))}",
             )
     return CurateConfig(**kwargs)

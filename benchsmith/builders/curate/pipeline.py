@@ -50,7 +50,7 @@ def read_samples(view: DatasetView) -> dict[str, SampleView]:
 
 
 def with_images(view: DatasetView, wanted: set[str]) -> list[SampleView]:
-    return [s for s in view.iter_samples(with_images=True) if s.sample_id in wanted]
+    return list(view.iter_samples(with_images=True, only=wanted))
 
 
 def input_digests(config: CurateConfig) -> dict[str, str]:

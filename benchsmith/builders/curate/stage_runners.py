@@ -195,10 +195,12 @@ def run_blind(
 
 
 def _hash_view(view: DatasetView, wanted: set[str] | None, workers: int):
-    items = []
-    for sample in view.iter_samples(with_images=True):
-        if wanted is None or sample.sample_id in wanted:
-            items.extend(((sample.sample_id, k), data) for k, data in enumerate(sample.images))
+    """Hashes keyed by (sample id, image position); images stream through in batches."""
+    items = (
+        ((sample.sample_id, k), data)
+        for sample in view.iter_samples(with_images=True, only=wanted)
+        for k, data in enumerate(sample.images)
+    )
     return hash_images(items, workers=workers)
 
 

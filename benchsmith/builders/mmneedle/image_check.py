@@ -25,10 +25,15 @@ from benchsmith.stages.image_hashes import hash_images
 MAX_EXAMPLES = 5
 
 
-def _read_source_images(plan_dir: Path, images_dir: Path) -> list[tuple[int, bytes]]:
+def _source_files(plan_dir: Path) -> dict[int, str]:
+    """COCO id -> file name of every source image the plan uses."""
     images = pl.read_parquet(plan_dir / "images.parquet", columns=["coco_image_id", "file_name"])
+    return {int(image_id): file_name for image_id, file_name in images.iter_rows()}
+
+
+def _read_source_images(plan_dir: Path, images_dir: Path) -> list[tuple[int, bytes]]:
     items = []
-    for image_id, file_name in images.iter_rows():
+    for image_id, file_name in _source_files(plan_dir).items():
         path = images_dir / file_name
         if not path.is_file():
             raise SourceError(
@@ -64,7 +69,7 @@ def check_mmneedle_images(
         first = next(iter(sorted(errors.items())))
         raise SourceError(
             f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
-            path=images_dir,
+            path=images_dir / _source_files(plan_dir)[first[0]],
             fix="re-download the images (the lock file names their sha256)",
         )
     by_pixels: dict[str, list[int]] = defaultdict(list)

@@ -5,14 +5,8 @@ Release layout (Hugging Face ``ys-zong/VL-ICL``)::
     ROOT/<task>/support.json  ROOT/<task>/query.json     lists of dicts, file order kept
     ROOT/<task>/support.zip   ROOT/<task>/query.zip      images
 
-The JSON names images relative to ROOT (``clevr/support/CLEVR_train_010840.png``). Zips are
-extracted into ``ROOT/<task>/`` like the release's ``unzip.sh`` (or into a separate images root
-of the same shape), image members only, through
-:func:`safe_extract_zip` (HF's scanner flags these zips as "pickle": nothing in them is ever
-unpickled or executed). Since zips come as ``support/x.png`` or ``<task>/support/x.png``, an
-image path is resolved by trying ``ROOT/<path>``, then ``ROOT/<task>/<path>``, then a unique
-file of the same basename under ``ROOT/<task>/`` (spec §7). Nothing is extracted when every
-image already resolves, so a rerun does no work.
+The JSON names images relative to ROOT; :mod:`.ingest_images` finds them (extracting the
+zips when needed). This module turns each task's JSON entries into build-directory rows.
 
 Row ids are file positions, so the legacy sampler walks queries in the release's file order.
 Fields the release does not carry (MiniImageNet class of matching pairs, CLEVR scene when the
@@ -22,153 +16,40 @@ file name does not say) are empty strings / -1 and counted in the stats.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchsmith.builders.vlicl import (
-    ImageHashes,
-    TaskRows,
-    image_ref,
-    make_row,
-    relative_posix,
-    source_record,
-)
+from benchsmith.builders.vlicl import ImageHashes, TaskRows, make_row
 from benchsmith.builders.vlicl.clevr_count import ATTRIBUTES
 from benchsmith.builders.vlicl.config import OPERATOR_TASKS
+from benchsmith.builders.vlicl.ingest_images import (
+    RELEASE_FIX,
+    ReleaseImages,
+    as_list,
+    referenced_images,
+)
+from benchsmith.builders.vlicl.ingest_images import ImageResolver as ImageResolver  # re-export
 from benchsmith.builders.vlicl.operators import OPERATOR_NAMES, answers_by_op
 from benchsmith.core.errors import SourceError
-from benchsmith.sources.archive import safe_extract_zip
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp")
-LICENSE = "VL-ICL release (code MIT); images keep their source datasets' licences"
-URL = "https://huggingface.co/datasets/ys-zong/VL-ICL"
-_FIX = "download the VL-ICL release (huggingface.co/datasets/ys-zong/VL-ICL) and point the ingest root at the folder holding <task>/query.json"
 _CLEVR_NAME = re.compile(r"CLEVR_(train|val|test)_(\d+)")
 _DIGIT_RUNS = re.compile(r"\d+")
 
 
-def is_image_member(name: str) -> bool:
-    return PurePosixPath(name).suffix.lower() in IMAGE_SUFFIXES
-
-
-class ImageResolver:
-    """Maps the release's image paths to files: ROOT/path, ROOT/task/path, then basename."""
-
-    def __init__(self, root: Path, task: str):
-        self.root = Path(root)
-        self.task = task
-        self._by_name: dict[str, list[Path]] | None = None
-
-    def _index(self) -> dict[str, list[Path]]:
-        if self._by_name is None:
-            index: dict[str, list[Path]] = {}
-            for folder, dirs, files in os.walk(self.root / self.task):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    index.setdefault(name, []).append(Path(folder) / name)
-            self._by_name = index
-        return self._by_name
-
-    def resolve(self, path: str, where: Path) -> Path | None:
-        clean = PurePosixPath(str(path).replace("\\", "/"))
-        if clean.is_absolute() or ".." in clean.parts or not clean.parts:
-            raise SourceError(
-                f"image path {path!r} is absolute or leaves the release folder",
-                path=where,
-                fix=_FIX,
-            )
-        for candidate in (
-            self.root.joinpath(*clean.parts),
-            self.root.joinpath(self.task, *clean.parts),
-        ):
-            if candidate.is_file():
-                return candidate
-        matches = self._index().get(clean.name, [])
-        if len(matches) > 1:
-            raise SourceError(
-                f"image {path!r} is not at ROOT/<path> or ROOT/{self.task}/<path> and its basename "
-                f"matches {len(matches)} files: {[str(m) for m in matches[:3]]}",
-                path=where,
-                fix="extract the zips so that the JSON paths resolve (unzip inside ROOT/<task>/)",
-            )
-        return matches[0] if matches else None
-
-    def forget(self) -> None:
-        self._by_name = None
-
-
 def _load_list(path: Path) -> list[Any]:
     if not path.is_file():
-        raise SourceError(f"VL-ICL release file not found: {path.name}", path=path, fix=_FIX)
+        raise SourceError(f"VL-ICL release file not found: {path.name}", path=path, fix=RELEASE_FIX)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{path.name} is not valid JSON ({exc})", path=path, fix=_FIX) from exc
+        raise SourceError(
+            f"{path.name} is not valid JSON ({exc})", path=path, fix=RELEASE_FIX
+        ) from exc
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
-        raise SourceError(f"{path.name} must be a list of objects", path=path, fix=_FIX)
+        raise SourceError(f"{path.name} must be a list of objects", path=path, fix=RELEASE_FIX)
     return data
-
-
-def _as_list(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or [])
-
-
-def referenced_images(task: str, split: str, entries: list[dict]) -> list[str]:
-    """Every image path an entry names (query/support images of all shapes)."""
-    paths: list[str] = []
-    for entry in entries:
-        if task == "matching_mi" and split == "support":
-            for key in ("same", "diff"):
-                paths += _as_list((entry.get(key) or {}).get("image"))
-        else:
-            paths += _as_list(entry.get("image"))
-        if task == "open_mi" and split == "query":
-            for stored in (entry.get("support") or {}).values():
-                paths += _as_list(stored.get("images"))
-    return paths
-
-
-class _Images:
-    """Resolves (extracting zips once if needed) and turns paths into refs + provenance."""
-
-    def __init__(self, release: Path, images_root: Path, task: str, hashes: ImageHashes):
-        self.release, self.root = Path(release), Path(images_root)
-        self.task, self.hashes = task, hashes
-        self.resolver = ImageResolver(self.root, task)
-        self.extracted: list[str] = []
-
-    def ensure(self, paths: list[str], where: Path) -> None:
-        if all(self.resolver.resolve(p, where) is not None for p in paths):
-            return
-        for name in ("support.zip", "query.zip"):
-            archive = self.release / self.task / name
-            if archive.is_file():
-                safe_extract_zip(archive, self.root / self.task, members=is_image_member)
-                self.extracted.append(name)
-        self.resolver.forget()
-        missing = [p for p in paths if self.resolver.resolve(p, where) is None]
-        if missing:
-            raise SourceError(
-                f"{len(missing)} image(s) named in {self.task}/*.json were found neither as files "
-                f"nor in the zips, e.g. {missing[0]!r}",
-                path=where,
-                fix="download support.zip and query.zip of the task into ROOT/<task>/ (or unzip them there)",
-            )
-
-    def refs(
-        self, paths: list[str], split: str, entry_id: str, where: Path
-    ) -> tuple[list[dict], list[dict]]:
-        refs, sources = [], []
-        for path in paths:
-            found = self.resolver.resolve(path, where)
-            assert found is not None  # ensure() ran first
-            file, sha = relative_posix(found, self.root), self.hashes(found)
-            refs.append(image_ref("ingest", file, sha))
-            sources.append(source_record("vl-icl", split, entry_id, file, sha, LICENSE, URL))
-        return refs, sources
 
 
 def _entry_id(entry: dict, k: int) -> str:
@@ -200,17 +81,17 @@ def _operands(
 
 
 def _operator_rows(
-    task: str, split: str, entries: list[dict], images: _Images, where: Path, stats: Counter
+    task: str, split: str, entries: list[dict], images: ReleaseImages, where: Path, stats: Counter
 ) -> list[dict]:
     rows = []
     for k, entry in enumerate(entries):
-        paths = _as_list(entry.get("image"))
+        paths = as_list(entry.get("image"))
         operator = entry.get("operator") if split == "query" else None
         if split == "query" and operator not in OPERATOR_NAMES:
             raise SourceError(
                 f"{where.name}[{k}]: operator {operator!r} is not one of + - x",
                 path=where,
-                fix=_FIX,
+                fix=RELEASE_FIX,
             )
         answer = entry.get("answer")
         operands = _operands(entry, paths, answer, operator)
@@ -251,12 +132,12 @@ def _int_answer(entry: dict, k: int, where: Path) -> int:
         raise SourceError(
             f"{where.name}[{k}]: answer {entry.get('answer')!r} is not an integer count",
             path=where,
-            fix=_FIX,
+            fix=RELEASE_FIX,
         ) from exc
 
 
 def _clevr_rows(
-    split: str, entries: list[dict], images: _Images, where: Path, stats: Counter
+    split: str, entries: list[dict], images: ReleaseImages, where: Path, stats: Counter
 ) -> list[dict]:
     rows = []
     for k, entry in enumerate(entries):
@@ -266,9 +147,9 @@ def _clevr_rows(
             raise SourceError(
                 f"{where.name}[{k}]: question {question!r} is not '<attribute>: <value>'",
                 path=where,
-                fix=_FIX,
+                fix=RELEASE_FIX,
             )
-        paths = _as_list(entry.get("image"))
+        paths = as_list(entry.get("image"))
         match = _CLEVR_NAME.search(paths[0] if paths else "")
         if match is None:
             stats[f"{split}_without_scene"] += 1
@@ -296,7 +177,9 @@ def _clevr_rows(
     return rows
 
 
-def _matching_rows(split: str, entries: list[dict], images: _Images, where: Path) -> list[dict]:
+def _matching_rows(
+    split: str, entries: list[dict], images: ReleaseImages, where: Path
+) -> list[dict]:
     rows = []
     for k, entry in enumerate(entries):
         items = (
@@ -306,11 +189,13 @@ def _matching_rows(split: str, entries: list[dict], images: _Images, where: Path
         )
         for offset, (label, item) in enumerate(items):
             if not isinstance(item, dict):
-                raise SourceError(f"{where.name}[{k}] lacks its {label} pair", path=where, fix=_FIX)
+                raise SourceError(
+                    f"{where.name}[{k}] lacks its {label} pair", path=where, fix=RELEASE_FIX
+                )
             answer = str(item.get("answer", ""))
             label = label or ("same" if answer.strip().lower().startswith("yes") else "different")
             refs, sources = images.refs(
-                _as_list(item.get("image")), split, _entry_id(entry, k), where
+                as_list(item.get("image")), split, _entry_id(entry, k), where
             )
             index = 2 * k + offset if split == "support" else k
             rows.append(
@@ -329,7 +214,7 @@ def _matching_rows(split: str, entries: list[dict], images: _Images, where: Path
 
 
 def _open_mi_rows(
-    entries: list[dict], images: _Images, where: Path
+    entries: list[dict], images: ReleaseImages, where: Path
 ) -> tuple[list[dict], list[dict]]:
     """Support rows are the episodes stored inside each query (the release keeps them there)."""
     support, query = [], []
@@ -343,12 +228,12 @@ def _open_mi_rows(
             raise SourceError(
                 f"{where.name}[{k}]: answer, classes and support words disagree",
                 path=where,
-                fix=_FIX,
+                fix=RELEASE_FIX,
             )
         episode_support = []
         for position, cls in enumerate(classes):
             ids = []
-            for shot, path in enumerate(_as_list(stored[cls].get("images"))):
+            for shot, path in enumerate(as_list(stored[cls].get("images"))):
                 refs, sources = images.refs([path], "support", _entry_id(entry, k), where)
                 row = make_row(
                     "open_mi",
@@ -371,7 +256,7 @@ def _open_mi_rows(
                 {"word": cls, "real_label": str(stored[cls].get("real_name", "")), "image_ids": ids}
             )
         refs, sources = images.refs(
-            _as_list(entry.get("image")), "query", _entry_id(entry, k), where
+            as_list(entry.get("image")), "query", _entry_id(entry, k), where
         )
         query.append(
             make_row(
@@ -405,7 +290,9 @@ def ingest_task(
     query_path, support_path = root / task / "query.json", root / task / "support.json"
     query_entries = _load_list(query_path)
     support_entries = [] if task == "open_mi" else _load_list(support_path)
-    images = _Images(root, Path(images_root) if images_root is not None else root, task, hashes)
+    images = ReleaseImages(
+        root, Path(images_root) if images_root is not None else root, task, hashes
+    )
     images.ensure(referenced_images(task, "query", query_entries), query_path)
     images.ensure(referenced_images(task, "support", support_entries), support_path)
     stats: Counter = Counter()

@@ -1,7 +1,7 @@
 """VL-ICL leakage stage: does a query's answer show up among the support items of its task?
 
-Reads a build directory (``notes/vlicl_plan_format.md``; :class:`VliclBuildDir` is the reader
-that publish and audit share) and writes ``leakage.json``. Checks, per task:
+Reads a build directory (``notes/vlicl_plan_format.md``, through :class:`VliclBuildDir` of
+:mod:`.build_dir`, the reader publish shares) and writes ``leakage.json``. Checks, per task:
 
 * **Images** (open_mi, matching_mi, clevr): every support and query image is hashed (pixel
   sha256 + 64-bit pHash, :mod:`benchsmith.stages.image_hashes`); a query image whose pixels
@@ -32,141 +32,28 @@ every episode, so dropping one would change the demonstrations of unrelated quer
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.vlicl import SPLITS
+from benchsmith.builders.vlicl.build_dir import VliclBuildDir, restore_fix
+from benchsmith.builders.vlicl.build_dir import resolve_roots as resolve_roots  # re-export
+from benchsmith.builders.vlicl.config import OPERATOR_TASKS
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
-from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
 from benchsmith.core.progress import log
 from benchsmith.stages.duplicate_images import duplicates_across
 from benchsmith.stages.image_hashes import ImageHashes, hash_images
 
 DEFAULT_IMAGE_THRESHOLD = 4
 LEAKAGE_FORMAT = 1
-SPLITS = ("support", "query")
-RENDERED_TASKS = ("operator_induction", "operator_induction_interleaved")
+RENDERED_TASKS = OPERATOR_TASKS  # their images are renders, compared as whole sequences
 DISJOINT_CLASS_TASKS = ("matching_mi",)
-_REBUILD = "rerun `benchsmith vlicl build` to rewrite the build directory"
 
 Key = tuple[str, str]  # (root, file) of an ImageRef
-
-
-# ---- the build directory -------------------------------------------------------------------
-
-
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        raise BenchsmithError("build file missing", path=path, fix=_REBUILD)
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise BenchsmithError(
-                        f"line {number} is not valid JSON ({exc.msg})", path=path, fix=_REBUILD
-                    ) from exc
-
-
-@dataclass(frozen=True)
-class VliclBuildDir:
-    """A build directory: ``build_info.json``, task JSONL files, episodes, rendered images."""
-
-    path: Path
-    info: dict[str, Any]
-    roots: dict[str, Path | None]
-
-    @classmethod
-    def read(cls, path: str | Path, roots_override: Mapping[str, Any] | None = None):
-        path = Path(path)
-        info_path = path / "build_info.json"
-        if not info_path.is_file():
-            raise BenchsmithError(
-                "no build_info.json in the VL-ICL build folder",
-                path=path,
-                fix="run `benchsmith vlicl build --out DIR` first",
-            )
-        info = json.loads(info_path.read_text(encoding="utf-8"))
-        if info.get("family") != "vlicl":
-            raise BenchsmithError(
-                f"build family is {info.get('family')!r}, not 'vlicl'", path=info_path
-            )
-        return cls(path, info, resolve_roots(info.get("roots", {}), path, roots_override))
-
-    @property
-    def tasks(self) -> list[str]:
-        return list(self.info.get("counts") or {})
-
-    def rows_path(self, task: str, split: str) -> Path:
-        return self.path / "tasks" / task / f"{split}.jsonl"
-
-    def rows(self, task: str, split: str) -> Iterator[dict[str, Any]]:
-        return _read_jsonl(self.rows_path(task, split))
-
-    def episodes(self) -> Iterator[dict[str, Any]]:
-        return _read_jsonl(self.path / "episodes.jsonl")
-
-    def image_path(self, ref: Mapping[str, str]) -> Path:
-        root = self.roots.get(ref["root"])
-        if root is None:
-            raise SourceError(
-                f"image root {ref['root']!r} is not set in build_info.json roots",
-                path=self.path / "build_info.json",
-                fix=f"pass the {ref['root']} folder explicitly, or rebuild with it",
-            )
-        return root / ref["file"]
-
-    def read_image(self, ref: Mapping[str, str]) -> bytes:
-        """The file's bytes, verified against the sha256 recorded when the build was made."""
-        path = self.image_path(ref)
-        if not path.is_file():
-            raise SourceError("source image missing", path=path, fix=_restore(ref))
-        data = path.read_bytes()
-        if sha256_bytes(data) != ref["sha256"]:
-            raise SourceError(
-                f"source image changed since the build (sha256 {sha256_bytes(data)[:12]} != "
-                f"recorded {ref['sha256'][:12]})",
-                path=path,
-                fix=_restore(ref),
-            )
-        return data
-
-    def fingerprint(self) -> str:
-        """Hash of everything leakage and publish read, so a stale leakage.json is caught."""
-        files = ["build_info.json", "episodes.jsonl"] + [
-            f"tasks/{t}/{s}.jsonl" for t in self.tasks for s in SPLITS
-        ]
-        return params_hash({f: sha256_file(self.path / f) for f in files})
-
-
-def _restore(ref: Mapping[str, str]) -> str:
-    return f"restore the original {ref['root']} source file, or rebuild (`benchsmith vlicl build`)"
-
-
-def resolve_roots(
-    recorded: Mapping[str, Any], build_dir: Path, override: Mapping[str, Any] | None = None
-) -> dict[str, Path | None]:
-    """Absolute root folders: overrides win; ``rendered`` and relative paths resolve sensibly.
-
-    Relative roots are project-relative (the folder DVC runs in); if that does not exist, they
-    are tried relative to the build folder. ``rendered`` is always inside the build folder.
-    """
-    out: dict[str, Path | None] = {}
-    for name, value in {**recorded, **(override or {})}.items():
-        if value is None:
-            out[name] = None
-            continue
-        path = Path(value)
-        in_build = name == "rendered" and name not in (override or {})
-        if not path.is_absolute() and (in_build or not path.exists()):
-            path = build_dir / path if in_build or (build_dir / path).exists() else path
-        out[name] = path.absolute()
-    return out
 
 
 # ---- the checks ----------------------------------------------------------------------------
@@ -207,7 +94,7 @@ def hash_all(build: VliclBuildDir, refs: dict[Key, dict], workers: int) -> dict[
         raise SourceError(
             f"{len(errors)} image(s) cannot be decoded, first: {message}",
             path=build.image_path(refs[key]),
-            fix=_restore(refs[key]),
+            fix=restore_fix(refs[key]),
         )
     return hashes
 

@@ -1,0 +1,42 @@
+"""VL-ICL test helpers: a sample build (leakage, publish, audit tests) and shuffled sources.
+
+Builders promise rows independent of source file order; :func:`shuffle_csv_rows` makes a copy
+whose MiniImageNet CSV rows are in another order so tests can check that promise.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+from benchsmith.builders.vlicl.config import VliclConfig
+from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
+from benchsmith.sources.vlicl_sample import write_vlicl_sample_sources
+
+
+def build_sample_vlicl(root: Path) -> tuple[Path, dict[str, Path]]:
+    """Sample sources in ``root/sources`` built (sample profile) into ``root/build``.
+
+    Returns (build folder, source folders as :func:`write_vlicl_sample_sources` names them).
+    """
+    sources = write_vlicl_sample_sources(root / "sources")
+    build = root / "build"
+    build_vlicl(
+        VliclConfig.from_params({}, "sample"),
+        VliclSources(miniimagenet=sources["miniimagenet"], clevr=sources["clevr"]),
+        build,
+    )
+    return build, sources
+
+
+def shuffle_csv_rows(mini: Path, out: Path, splits: tuple[str, ...], seed: int) -> Path:
+    """Copy the MiniImageNet folder ``mini`` to ``out`` with the rows of ``splits``' CSVs
+    shuffled (header kept first); returns ``out``."""
+    shutil.copytree(mini, out)
+    for split in splits:
+        lines = (out / f"{split}.csv").read_text(encoding="utf-8").splitlines()
+        body = lines[1:]
+        random.Random(seed).shuffle(body)
+        (out / f"{split}.csv").write_text("\n".join([lines[0], *body]) + "\n", encoding="utf-8")
+    return out
