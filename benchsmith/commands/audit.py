@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from benchsmith.publish.reader import read_build_info
+    from benchsmith.sources.published import read_build_info
 
     family = read_build_info(args.dataset).get("family")
     if family == "curated":

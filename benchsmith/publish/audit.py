@@ -16,8 +16,8 @@ from typing import Any
 from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_bytes, sha256_file
 from benchsmith.publish.mmneedle_features import haystack_config
-from benchsmith.publish.reader import read_build_info, read_rows
 from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME, clean_caption
+from benchsmith.sources.published import read_build_info, read_rows
 from benchsmith.stages.stitching import encode_jpeg, load_cell, render_stitched_image
 
 

@@ -19,8 +19,8 @@ from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.publish.audit import AuditReport
 from benchsmith.publish.curated import DECISIONS_FILE
-from benchsmith.publish.reader import read_build_info
 from benchsmith.sources.hf_dataset import ColumnMap, ImageJoin, row_digest, split_files
+from benchsmith.sources.published import read_build_info
 
 
 def _rows_with_id(files: list[Path], id_column: str, row_id: str) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from PIL import Image
 
 from benchsmith.core.errors import AuditError
 from benchsmith.publish.mmneedle_features import haystack_config
-from benchsmith.publish.reader import read_rows
+from benchsmith.sources.published import read_rows
 
 
 def load_sample_with_images(

@@ -28,7 +28,6 @@ import pyarrow.parquet as pq
 from benchsmith.core.errors import AuditError, BenchsmithError
 from benchsmith.core.hashing import sha256_bytes, sha256_file
 from benchsmith.publish.audit import AuditReport
-from benchsmith.publish.reader import config_files, read_build_info
 from benchsmith.publish.vlicl_features import CLEVR_ATTRIBUTES, EPISODES_CONFIG, SAMPLERS, SPLITS
 from benchsmith.sources.clevr import read_clevr_scenes
 from benchsmith.sources.operator_images import (
@@ -36,6 +35,7 @@ from benchsmith.sources.operator_images import (
     render_expression,
     render_operand,
 )
+from benchsmith.sources.published import config_files, read_build_info
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to
 DATASET_ROOTS = {"miniimagenet": "miniimagenet", "clevr": "clevr", "vl-icl": "ingest"}

@@ -38,7 +38,6 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 
 from benchsmith.core.errors import AuditError, BenchsmithError
-from benchsmith.publish.reader import config_files, read_build_info
 from benchsmith.scoring.predictions_file import prediction_lines
 from benchsmith.scoring.vlicl_normalise import (
     MODES,
@@ -49,6 +48,7 @@ from benchsmith.scoring.vlicl_normalise import (
     matcher,
     task_kind,
 )
+from benchsmith.sources.published import config_files, read_build_info
 
 GOLD_COLUMNS = ["id", "task", "answer"]
 QUERY_SPLIT = "query"

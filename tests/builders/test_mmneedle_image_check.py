@@ -101,7 +101,8 @@ def test_the_same_picture_under_two_ids_is_an_exact_duplicate(built, images):
     assert n2["with_exact_duplicate"] == len(expected) and n2["with_near_duplicate_only"] == 0
     example = next(e for e in n2["examples"] if e["id"] == target)
     assert example["kind"] == "exact"
-    assert {example["a"], example["b"]} == {0, 1}  # the first two cells of that stitched image
+    assert set(example["positions"]) == {0, 1}  # the first two cells of that stitched image
+    assert sorted(example["coco_image_ids"]) == sorted([first, second])
     for name, block in report["configs"].items():
         expected = containing(haystack_ids(built["plan"], name), {first, second})
         assert block["with_exact_duplicate"] == len(expected), name
@@ -145,7 +146,8 @@ def test_a_jpeg_re_encode_is_a_near_duplicate(built, images):
     assert n2["with_exact_duplicate"] == 0
     assert n2["with_near_duplicate_only"] == len(containing(stitched, {a, b}))
     [example] = [e for e in n2["examples"] if e["id"] == target]  # c matches nothing
-    assert example["kind"] == "near" and {example["a"], example["b"]} == {0, 1}
+    assert example["kind"] == "near" and set(example["positions"]) == {0, 1}
+    assert sorted(example["coco_image_ids"]) == sorted([a, b])
     assert 0 <= example["distance"] <= report["near_threshold"]
     config = report["configs"][CONFIG]
     assert config["with_near_duplicate_only"] == len(

@@ -11,6 +11,7 @@ The JSON report is a DVC output that ``mmneedle publish`` puts into the card.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,9 @@ def _source_files(plan_dir: Path) -> dict[int, str]:
     return {int(image_id): file_name for image_id, file_name in images.iter_rows()}
 
 
-def _read_source_images(plan_dir: Path, images_dir: Path) -> list[tuple[int, bytes]]:
-    items = []
-    for image_id, file_name in _source_files(plan_dir).items():
+def _read_source_images(files: dict[int, str], images_dir: Path) -> Iterator[tuple[int, bytes]]:
+    """(COCO id, bytes), one file at a time: the full build reads 40k images, GBs in total."""
+    for image_id, file_name in files.items():
         path = images_dir / file_name
         if not path.is_file():
             raise SourceError(
@@ -41,15 +42,21 @@ def _read_source_images(plan_dir: Path, images_dir: Path) -> list[tuple[int, byt
                 path=path,
                 fix="rerun the coco source stage or pass --images",
             )
-        items.append((int(image_id), path.read_bytes()))
-    return items
+        yield int(image_id), path.read_bytes()
 
 
-def _summarise(findings: list[Any], total: int) -> dict[str, Any]:
+def _summarise(findings: list[Any], total: int, image_ids: dict[str, list[int]]) -> dict[str, Any]:
+    """Counts plus a few examples naming the two COCO image ids that look alike."""
     exact = {f.sample_id for f in findings if f.kind == "exact"}
     near = {f.sample_id for f in findings if f.kind == "near"} - exact
     examples = [
-        {"id": f.sample_id, "kind": f.kind, "a": f.a, "b": f.b, "distance": f.distance}
+        {
+            "id": f.sample_id,
+            "kind": f.kind,
+            "coco_image_ids": [image_ids[f.sample_id][f.a], image_ids[f.sample_id][f.b]],
+            "positions": [f.a, f.b],
+            "distance": f.distance,
+        }
         for f in findings[:MAX_EXAMPLES]
     ]
     return {
@@ -64,12 +71,15 @@ def check_mmneedle_images(
     plan_dir: str | Path, images_dir: str | Path, near_threshold: int = 4, workers: int = 1
 ) -> dict[str, Any]:
     plan_dir, images_dir = Path(plan_dir), Path(images_dir)
-    hashes, errors = hash_images(_read_source_images(plan_dir, images_dir), workers=workers)
+    files = _source_files(plan_dir)
+    hashes, errors = hash_images(
+        _read_source_images(files, images_dir), workers=workers, total=len(files)
+    )
     if errors:
         first = next(iter(sorted(errors.items())))
         raise SourceError(
             f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
-            path=images_dir / _source_files(plan_dir)[first[0]],
+            path=images_dir / files[first[0]],
             fix="re-download the images (the lock file names their sha256)",
         )
     by_pixels: dict[str, list[int]] = defaultdict(list)
@@ -87,17 +97,18 @@ def check_mmneedle_images(
             {sid: [hashes[i] for i in image_ids] for sid, image_ids in ids.items()},
             near_threshold,
         )
-        stitched_report[pool.stem] = _summarise(findings, len(ids))
+        stitched_report[pool.stem] = _summarise(findings, len(ids), ids)
 
     config_report = {}
     for path in sorted((plan_dir / "samples").glob("*.parquet")):
         frame = pl.read_parquet(path, columns=["sample_id", "haystack"])
-        haystacks = {
-            str(sample_id): [hashes[i] for sid in haystack for i in cells[sid]]
+        image_ids = {
+            str(sample_id): [i for sid in haystack for i in cells[sid]]
             for sample_id, haystack in frame.iter_rows()
         }
+        haystacks = {key: [hashes[i] for i in ids] for key, ids in image_ids.items()}
         findings = duplicates_within_samples(haystacks, near_threshold)
-        config_report[path.stem] = _summarise(findings, len(haystacks))
+        config_report[path.stem] = _summarise(findings, len(haystacks), image_ids)
 
     kinds = Counter()
     for block in config_report.values():

@@ -1,5 +1,8 @@
 """Read rows of a published dataset folder without going through the ``datasets`` cache.
 
+A published folder is a *source* for whatever comes after publishing (audits, scorers,
+curation), so this lives with the sources, below every layer that reads it.
+
 Used by the audit and by :func:`benchsmith.publish.mmneedle_reader.load_sample_with_images`;
 pyarrow's filters read only the row groups that can hold the wanted ids.
 """
