@@ -46,16 +46,27 @@ def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tm
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
 
     first = _repro(project)
-    for stage in ("coco_source", "mmneedle_plan", "mmneedle_render", "mmneedle_publish"):
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for stage in stages:
         assert f"Running stage '{stage}'" in first
     published = project / "published" / "mmneedle"
     rows = datasets.load_dataset(str(published), "m10_n2_k1", split="test")
     assert rows.num_rows == 4
+    assert "Duplicate pictures" in (published / "README.md").read_text(encoding="utf-8")
+    vlicl = project / "published" / "vlicl"
+    for config in ("open_mi", "matching_mi", "clevr", "operator_induction"):
+        query = datasets.load_dataset(str(vlicl), config, split="query")
+        assert query.num_rows > 0 and query[0]["images"]
+    assert datasets.load_dataset(str(vlicl), "episodes", split="hashed").num_rows > 0
+    for target in params["curate"]["targets"]:
+        assert (project / "published" / "curated" / target["name"] / "decisions.parquet").is_file()
     built = _snapshot(published)
+    everything = _snapshot(project / "published")
 
     second = _repro(project)
     assert "Running stage" not in second and "up to date" in second
     assert _snapshot(published) == built
+    assert _snapshot(project / "published") == everything
 
     params["mmneedle"]["render"]["jpeg_quality"] = 60
     (project / "params.yaml").write_text(yaml.safe_dump(params))
