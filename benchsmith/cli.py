@@ -15,7 +15,16 @@ from benchsmith.core.errors import BenchsmithError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from benchsmith.commands import audit, coco, curate, mmneedle, predict, score, vlicl
+    from benchsmith.commands import (
+        audit,
+        coco,
+        curate,
+        mmneedle,
+        predict,
+        score,
+        vlicl,
+        vlicl_sources,
+    )
 
     parser = argparse.ArgumentParser(
         prog="benchsmith",
@@ -27,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchsmith {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (coco, mmneedle, vlicl, predict, curate, audit, score):
+    for module in (coco, mmneedle, vlicl_sources, vlicl, predict, curate, audit, score):
         module.register(subparsers)
     return parser
 
