@@ -10,12 +10,13 @@ with the same inputs, settings and seed gives the same decisions.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.curate import stage_runners as runners
-from benchsmith.builders.curate.config import CurateConfig
+from benchsmith.builders.curate.config import STAGE_ORDER, CurateConfig
 from benchsmith.builders.curate.decisions import DecisionLog
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
@@ -75,62 +76,76 @@ def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
     def alive() -> list[SampleView]:
         return [samples[s] for s in decisions_log.alive()]
 
-    def skip(stage: str, why: str) -> None:
-        result.skipped_stages[stage] = why
+    def zero_pass() -> set[str]:
+        return {
+            s.sample_id
+            for s in alive()
+            if result.difficulty.get(s.sample_id, ("",))[0] == "zero_pass"
+        }
 
-    if config.judges.files:
-        decisions, report, difficulty = runners.run_difficulty(samples, config)
-        result.difficulty = difficulty
-        decisions_log.record("difficulty", decisions)
-        result.reports["difficulty"] = report
-    else:
-        skip("difficulty", "no judge prediction files")
+    def difficulty() -> tuple[dict, dict]:
+        decisions, report, result.difficulty = runners.run_difficulty(samples, config)
+        return decisions, report
 
-    zero_pass = [
-        s.sample_id for s in alive() if result.difficulty.get(s.sample_id, ("",))[0] == "zero_pass"
+    def why_no_review() -> str | None:
+        if not zero_pass():
+            return "no zero-pass samples"
+        return None if config.review.model or config.review.human_verdicts else "no reviewer set"
+
+    def why_no_image_check() -> str | None:
+        if view.columns.image is None and view.columns.image_join is None:
+            return "no image column"
+        return None if config.images.enabled else "disabled"
+
+    # (stage, why it is skipped or None, how it runs): evaluated in order, each on the survivors
+    steps: list[tuple[str, Callable[[], str | None], Callable[[], tuple[dict, dict]]]] = [
+        (
+            "difficulty",
+            lambda: None if config.judges.files else "no judge prediction files",
+            difficulty,
+        ),
+        (
+            "zero_pass_review",
+            why_no_review,
+            lambda: runners.run_review(with_images(view, zero_pass()), config),
+        ),
+        (
+            "text_only",
+            lambda: None if config.text_only.models else "no text-only models",
+            lambda: runners.run_text_only(alive(), config),
+        ),
+        (
+            "blind_baselines",
+            lambda: None if config.blind.enabled else "disabled",
+            lambda: runners.run_blind(alive(), config),
+        ),
+        (
+            "image_duplicates",
+            why_no_image_check,
+            lambda: runners.run_images(view, decisions_log.alive(), config),
+        ),
+        (
+            "ngram_overlap",
+            lambda: None if config.ngram.corpus else "no reference corpus",
+            lambda: runners.run_ngram(alive(), config),
+        ),
+        (
+            "final_draw",
+            lambda: (
+                None if config.target_size is not None else "no target size (every survivor kept)"
+            ),
+            lambda: runners.run_draw(alive(), result.difficulty, config),
+        ),
     ]
-    if zero_pass and (config.review.model or config.review.human_verdicts):
-        decisions, report = runners.run_review(with_images(view, set(zero_pass)), config)
-        decisions_log.record("zero_pass_review", decisions)
-        result.reports["zero_pass_review"] = report
-    else:
-        skip("zero_pass_review", "no zero-pass samples" if not zero_pass else "no reviewer set")
-
-    if config.text_only.models:
-        decisions, report = runners.run_text_only(alive(), config)
-        decisions_log.record("text_only", decisions)
-        result.reports["text_only"] = report
-    else:
-        skip("text_only", "no text-only models")
-
-    if config.blind.enabled:
-        decisions, report = runners.run_blind(alive(), config)
-        decisions_log.record("blind_baselines", decisions)
-        result.reports["blind_baselines"] = report
-    else:
-        skip("blind_baselines", "disabled")
-
-    has_images = view.columns.image is not None or view.columns.image_join is not None
-    if config.images.enabled and has_images:
-        decisions, report = runners.run_images(view, decisions_log.alive(), config)
-        decisions_log.record("image_duplicates", decisions)
-        result.reports["image_duplicates"] = report
-    else:
-        skip("image_duplicates", "no image column" if not has_images else "disabled")
-
-    if config.ngram.corpus:
-        decisions, report = runners.run_ngram(alive(), config)
-        decisions_log.record("ngram_overlap", decisions)
-        result.reports["ngram_overlap"] = report
-    else:
-        skip("ngram_overlap", "no reference corpus")
-
-    if config.target_size is not None:
-        decisions, report = runners.run_draw(alive(), result.difficulty, config)
-        decisions_log.record("final_draw", decisions)
-        result.reports["final_draw"] = report
-    else:
-        skip("final_draw", "no target size (every survivor kept)")
+    assert [step[0] for step in steps] == list(STAGE_ORDER)
+    for stage, why_skipped, run in steps:
+        why = why_skipped()
+        if why is not None:
+            result.skipped_stages[stage] = why
+            continue
+        decisions, report = run()
+        decisions_log.record(stage, decisions)
+        result.reports[stage] = report
 
     counts = Counter(r["reason"] for r in decisions_log.rows if r["action"] == "drop")
     log(
