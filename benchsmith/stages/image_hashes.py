@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import io
 import multiprocessing
+import re
 from collections.abc import Hashable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -74,8 +75,11 @@ def decode_rgb_image(image_bytes: bytes, name: str | None = None) -> Image.Image
         ValueError,
         Image.DecompressionBombError,
     ) as exc:
+        # PIL names the in-memory file by its repr ("<_io.BytesIO object at 0x7f..>"); drop the
+        # address so the message (recorded as evidence) is the same on every run
+        detail = re.sub(r" at 0x[0-9a-fA-F]+", "", str(exc))
         raise SourceError(
-            f"cannot decode image ({type(exc).__name__}: {exc})",
+            f"cannot decode image ({type(exc).__name__}: {detail})",
             path=name,
             fix="the image is corrupt or truncated: fetch or extract the source file again",
         ) from exc
