@@ -2,7 +2,7 @@
 
 Why: leakage checks compare perceptual hashes (64-bit pHash) of every image with every other
 (within a split) or with another split. All pairs is O(n^2): 2e10 pairs for 200,000 images.
-``benchsmith.stages.near_duplicates.find_near_duplicate_pairs`` splits the bits into chunks
+``benchsmith.images.near_duplicates.find_near_duplicate_pairs`` splits the bits into chunks
 and only compares hashes that agree exactly on some key of chunks (pigeonhole), so it should
 be far faster while finding exactly the same pairs. This script checks both claims:
 
@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 from synthetic_coco import machine_info, mark, print_table, write_result
 
-from benchsmith.stages.duplicate_images import DEFAULT_PHASH_THRESHOLD
-from benchsmith.stages.near_duplicates import (
+from benchsmith.images.duplicates import DEFAULT_PHASH_THRESHOLD
+from benchsmith.images.near_duplicates import (
     PairMatches,
     all_pairs_baseline,
     find_near_duplicate_pairs,

@@ -75,7 +75,7 @@ def make_plan(work: Path, n_rows: int) -> tuple[Path, Path]:
     """A real plan (``plan_mmneedle`` + ``write_plan``) on a small synthetic COCO source."""
     from benchsmith.builders.mmneedle.config import PlanConfig
     from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
-    from benchsmith.sources.coco import read_captions
+    from benchsmith.sources.coco.reader import read_captions
 
     coco = write_synthetic_coco(work / "coco", 64, size=(64, 48), noise=8.0)
     source = read_captions(coco.captions_path)
@@ -177,7 +177,7 @@ def fake_render(plan_dir: Path, images_dir: Path, render_dir: Path) -> int:
 
 
 def child_ours(plan_dir: str, render_dir: str, out_dir: str) -> dict[str, Any]:
-    from benchsmith.publish.mmneedle import publish_mmneedle
+    from benchsmith.builders.mmneedle.publication import publish_mmneedle
 
     info = publish_mmneedle(plan_dir, render_dir, out_dir, version="0.0.0-bench")
     return {
@@ -188,14 +188,14 @@ def child_ours(plan_dir: str, render_dir: str, out_dir: str) -> dict[str, Any]:
 
 def _all_rows(plan_dir: str, render_dir: str) -> list[dict[str, Any]]:
     """Every haystack row at once, built by the same generator ours streams from."""
-    from benchsmith.publish.mmneedle import BuildInputs, haystack_batches
+    from benchsmith.builders.mmneedle.publication import BuildInputs, haystack_batches
 
     inputs = BuildInputs.read(plan_dir, render_dir)
     return [row for batch in haystack_batches(inputs, GRID) for row in batch]
 
 
 def _target(out_dir: str) -> Path:
-    from benchsmith.publish.mmneedle_features import haystack_config
+    from benchsmith.builders.mmneedle.features import haystack_config
 
     target = Path(out_dir) / "data" / haystack_config(GRID) / "test-00000.parquet"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -212,7 +212,7 @@ def child_baseline_datasets(plan_dir: str, render_dir: str, out_dir: str) -> dic
     import datasets
     import pyarrow as pa
 
-    from benchsmith.publish.mmneedle_features import HAYSTACK_FEATURES
+    from benchsmith.builders.mmneedle.features import HAYSTACK_FEATURES
 
     rows = _all_rows(plan_dir, render_dir)
     columns = {name: [row[name] for row in rows] for name in HAYSTACK_FEATURES}
@@ -229,7 +229,7 @@ def child_baseline_arrow(plan_dir: str, render_dir: str, out_dir: str) -> dict[s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from benchsmith.publish.mmneedle_features import HAYSTACK_FEATURES
+    from benchsmith.builders.mmneedle.features import HAYSTACK_FEATURES
 
     table = pa.Table.from_pylist(
         _all_rows(plan_dir, render_dir), schema=HAYSTACK_FEATURES.arrow_schema
@@ -242,7 +242,7 @@ def child_imports(plan_dir: str, render_dir: str, out_dir: str) -> dict[str, Any
     """Only the imports both sides need: the part of the peak that no streaming can remove."""
     import datasets  # noqa: F401
 
-    import benchsmith.publish.mmneedle  # noqa: F401
+    import benchsmith.builders.mmneedle.publication  # noqa: F401
 
     return {}
 

@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image
 from render_case import CELL, CHECK_FIRST, QUALITY, WORKERS, GridCase
 
-from benchsmith.stages.stitching import encode_jpeg, load_cell, render_stitched_image
+from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
 
 # --- baseline: the original algorithm ------------------------------------------------------
 
@@ -60,7 +60,7 @@ _bare: dict[str, Any] = {}
 
 def tune_malloc() -> bool:
     """The glibc malloc settings ours' render workers apply to themselves (see
-    ``benchsmith.stages.render_pool``): never trim the heap, serve blocks < 1 GiB from it, so
+    ``benchsmith.builders.mmneedle.render_pool``): never trim the heap, serve blocks < 1 GiB from it, so
     freed image buffers are reused instead of page-faulted in again. False if not glibc."""
     try:
         libc = ctypes.CDLL("libc.so.6")

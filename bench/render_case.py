@@ -55,7 +55,7 @@ def prepare_case(work: Path, grid: int, n_sources: int, pool_size: int) -> GridC
 
     from benchsmith.builders.mmneedle.config import PlanConfig
     from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
-    from benchsmith.sources.coco import read_captions
+    from benchsmith.sources.coco.reader import read_captions
 
     coco = write_synthetic_coco(work / f"coco_n{grid}", n_sources, seed=grid)
     source = read_captions(coco.captions_path)

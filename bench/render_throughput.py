@@ -63,7 +63,7 @@ from render_case import (
 from render_report import report
 from synthetic_coco import machine_info, mean_ms, timed, usable_cpus, write_result
 
-from benchsmith.stages.stitching import decode_rgb, encode_jpeg, load_cell, render_stitched_image
+from benchsmith.builders.mmneedle.stitching import decode_rgb, encode_jpeg, load_cell, render_stitched_image
 
 # Only light modules (numpy, Pillow, the stitching helpers) are imported at module level. With
 # CPython 3.11's forkserver every worker re-runs the main script's imports (the server's own
@@ -163,7 +163,7 @@ class Timing:
     Page faults are reported because they can be a large hidden cost: with glibc's default
     malloc, worker processes hand every freed multi-MB image buffer back to the kernel and
     fault it in again on the next image. Ours' workers tune malloc against that (see
-    ``benchsmith.stages.render_pool``); bare's do not unless ``--bare-malloc-tuned``.
+    ``benchsmith.builders.mmneedle.render_pool``); bare's do not unless ``--bare-malloc-tuned``.
     """
 
     wall: float

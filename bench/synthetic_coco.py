@@ -66,13 +66,13 @@ class SyntheticCoco:
 
     @property
     def captions_path(self) -> Path:
-        from benchsmith.sources.coco import CAPTIONS_RELPATH
+        from benchsmith.sources.coco.reader import CAPTIONS_RELPATH
 
         return self.root / CAPTIONS_RELPATH
 
     @property
     def images_dir(self) -> Path:
-        from benchsmith.sources.coco import IMAGES_DIRNAME
+        from benchsmith.sources.coco.reader import IMAGES_DIRNAME
 
         return self.root / IMAGES_DIRNAME
 
@@ -96,7 +96,7 @@ def write_synthetic_coco(
     image_id, caption), two distinct captions per image, because the plan step reads it
     through the same pycocotools-based reader as a real build.
     """
-    from benchsmith.sources.coco_sample import ACTIONS, COCO_LICENSES, PLACES, SUBJECTS
+    from benchsmith.sources.coco.sample import ACTIONS, COCO_LICENSES, PLACES, SUBJECTS
 
     rng = np.random.default_rng(seed)
     ids = sorted((rng.choice(581_000, size=n_images, replace=False) + 1).tolist())
@@ -166,7 +166,7 @@ def machine_info() -> dict[str, Any]:
     import PIL
     import pyarrow
 
-    from benchsmith.core.provenance import code_revision
+    from benchsmith.core.records import code_revision
 
     return {
         "code_revision": code_revision(),

@@ -145,7 +145,7 @@ def child_leakage(work: str, profile: str, arg: str) -> dict[str, Any]:
 
 
 def child_publish(work: str, profile: str, arg: str) -> dict[str, Any]:
-    from benchsmith.publish.vlicl import publish_vlicl
+    from benchsmith.builders.vlicl.publication import publish_vlicl
 
     out = Path(work) / f"published_{arg}mb"
     start = time.perf_counter()
@@ -169,7 +169,7 @@ def child_imports(work: str, profile: str, arg: str) -> dict[str, Any]:
     start = time.perf_counter()
     import datasets  # noqa: F401
 
-    import benchsmith.publish.vlicl  # noqa: F401
+    import benchsmith.builders.vlicl.publication  # noqa: F401
 
     return {"seconds": time.perf_counter() - start, "images": 0}
 
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-vlicl-") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        from benchsmith.sources.clevr_sample import write_sample_clevr
+        from benchsmith.sources.clevr.sample import write_sample_clevr
 
         start = time.perf_counter()
         _, pool_bytes = write_pool(work / "mini", per_class)

@@ -10,10 +10,11 @@ import pytest
 
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+from benchsmith.builders.mmneedle.publication import MmneedlePublication
 from benchsmith.builders.mmneedle.render import render_mmneedle
-from benchsmith.publish.mmneedle import publish_mmneedle
-from benchsmith.sources.coco import read_captions
-from benchsmith.sources.coco_sample import write_sample_coco
+from benchsmith.publish.publisher import publish
+from benchsmith.sources.coco.reader import read_captions
+from benchsmith.sources.coco.sample import write_sample_coco
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -46,7 +47,7 @@ def built(tmp_path_factory, sample_coco) -> dict[str, Path]:
         sample_coco / "val2014",
     )
     render_mmneedle(plan_dir, render_dir, RenderConfig(workers=1))
-    publish_mmneedle(plan_dir, render_dir, out, "1.2.3")
+    publish(MmneedlePublication(plan_dir, render_dir), out, "1.2.3")
     return {
         "root": root,
         "coco": sample_coco,

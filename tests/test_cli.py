@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.cli import main
-from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME, read_captions
+from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME, read_captions
 
 
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -18,7 +18,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
-    for command in ("coco", "mmneedle", "audit", "score"):
+    for command in ("source", "build", "publish", "audit", "score", "curate", "predict"):
         assert command in out
 
 
@@ -34,7 +34,7 @@ def test_plan_with_missing_captions_reports_the_file(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no params.yaml here: defaults apply
     out = tmp_path / "plan"
-    code = main(["mmneedle", "plan", "--captions", "missing.json", "--out", str(out)])
+    code = main(["build", "mmneedle", "plan", "--captions", "missing.json", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 2
     assert "missing.json" in captured.err
@@ -48,7 +48,9 @@ def test_missing_params_file_reports_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     params = tmp_path / "absent_params.yaml"
-    code = main(["mmneedle", "plan", "--captions", "x.json", "--params", str(params), "--out", "o"])
+    code = main(
+        ["build", "mmneedle", "plan", "--captions", "x.json", "--params", str(params), "--out", "o"]
+    )
     captured = capsys.readouterr()
     assert code == 2
     assert str(params) in captured.err
@@ -57,7 +59,7 @@ def test_missing_params_file_reports_the_file(
 
 def test_coco_sample_writes_the_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "coco"
-    assert main(["coco", "sample", "--out", str(out), "--n-images", "30"]) == 0
+    assert main(["source", "sample", "coco", "--out", str(out), "--n-images", "30"]) == 0
     assert capsys.readouterr().out == ""  # status goes to stderr, stdout stays clean
     source = read_captions(out / CAPTIONS_RELPATH)
     assert len(source.images_with_captions) == 30
@@ -68,7 +70,7 @@ def test_coco_sample_writes_the_layout(tmp_path: Path, capsys: pytest.CaptureFix
 def test_coco_sample_out_of_range_is_a_user_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["coco", "sample", "--out", str(tmp_path / "coco"), "--n-images", "0"])
+    code = main(["source", "sample", "coco", "--out", str(tmp_path / "coco"), "--n-images", "0"])
     captured = capsys.readouterr()
     assert code == 2
     assert "n_images" in captured.err

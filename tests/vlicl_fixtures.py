@@ -12,7 +12,15 @@ from pathlib import Path
 
 from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
-from benchsmith.sources.vlicl_sample import write_vlicl_sample_sources
+from benchsmith.sources import SOURCES
+
+
+def write_vlicl_sample_sources(root: Path, seed: int = 0) -> dict[str, Path]:
+    """The sample MiniImageNet and CLEVR as ``source sample`` writes them, under ``root``;
+    returns the folders the readers take (``root/miniimagenet``, ``root/clevr/CLEVR_v1.0``)."""
+    return {
+        name: SOURCES.get(name).sample(root / name, seed=seed) for name in ("miniimagenet", "clevr")
+    }
 
 
 def build_sample_vlicl(root: Path) -> tuple[Path, dict[str, Path]]:

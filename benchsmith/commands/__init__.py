@@ -1,1 +1,50 @@
-"""CLI subcommands. Each module exposes ``register(subparsers)``; ``benchsmith.cli`` wires them."""
+"""The CLI verbs, each built from the registries so a new family, stage, scorer or source adds
+no argparse code here. Each module exposes ``register(subparsers, words)`` (``words``: the
+positional arguments after the verb, so a verb can build only the family or source asked for).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+
+
+def _module(name: str) -> Callable[[], ModuleType]:
+    return lambda: importlib.import_module(f"benchsmith.commands.{name}")
+
+
+# (verb, one-line help, its module), in the order `benchsmith --help` lists them
+VERBS = (
+    (
+        "source",
+        "get a raw source (COCO, CLEVR, MiniImageNet): sample, fetch, link, check, prepare",
+        _module("source"),
+    ),
+    (
+        "build",
+        "run one build step of a benchmark family (plan, render, leakage, ...)",
+        _module("build"),
+    ),
+    (
+        "publish",
+        "write a family's build as a Hugging Face dataset folder (card, build_info, shards)",
+        _module("publish"),
+    ),
+    (
+        "audit",
+        "verify published rows against their sources (re-render, recount, re-check)",
+        _module("audit"),
+    ),
+    ("score", "score a predictions JSONL against a published dataset", _module("score")),
+    (
+        "curate",
+        "difficulty filtering, zero-pass review and leakage checks (LIME-style)",
+        _module("curate"),
+    ),
+    (
+        "predict",
+        "run a model over a dataset split and write predictions JSONL (resumable)",
+        _module("predict"),
+    ),
+)

@@ -1,23 +1,73 @@
-"""Options several subcommands share, defined once so their flags and help read the same."""
+"""What several verbs share: resolving a published folder to its kind, and ``--root``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-PARAMS_HELP = "params file (default: ./params.yaml if present)"
+from benchsmith.builders import FAMILIES
+from benchsmith.builders.base import DatasetKind
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.curate.kind import CURATED
 
 
-def add_params_option(parser: argparse.ArgumentParser, help_text: str = PARAMS_HELP) -> None:
-    """``--params FILE``: every family reads its defaults from the params file."""
-    parser.add_argument("--params", type=Path, metavar="FILE", help=help_text)
+def dataset_kinds() -> list[DatasetKind]:
+    """Every kind of folder benchsmith publishes: the benchmark families and curated subsets."""
+    return [*FAMILIES, CURATED]
 
 
-def add_dataset_version_option(parser: argparse.ArgumentParser) -> None:
-    """``--version X.Y.Z`` of a publish step (``dest`` avoids argparse's own ``version``)."""
-    parser.add_argument(
-        "--version",
-        dest="dataset_version",
-        metavar="X.Y.Z",
-        help="dataset version (default: params version)",
+def dataset_kind(dataset_dir: Path) -> tuple[DatasetKind, dict[str, Any]]:
+    """The kind of a published folder (from its build_info ``family``) and its build_info."""
+    from benchsmith.hf.reader import read_build_info
+
+    info = read_build_info(dataset_dir)
+    name = info.get("family")
+    if name == CURATED.name:
+        return CURATED, info
+    if name in FAMILIES.names():
+        return FAMILIES.get(name), info
+    raise BenchsmithError(
+        f"build_info.json names family {name!r}, which this benchsmith does not know",
+        path=Path(dataset_dir) / "build_info.json",
+        fix=f"known: {', '.join([*FAMILIES.names(), CURATED.name])}; upgrade benchsmith",
     )
+
+
+def add_root_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a source that moved since the build (repeatable); NAME per family: "
+        + "; ".join(f"{k.name}: {', '.join(k.root_names)}" for k in dataset_kinds()),
+    )
+
+
+def parse_roots(values: list[str], kind: DatasetKind) -> dict[str, str]:
+    roots = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not path or name not in kind.root_names:
+            raise BenchsmithError(
+                f"--root {value!r} is not NAME=DIR with NAME one of {', '.join(kind.root_names)}",
+                fix=f"a {kind.name} dataset takes --root {kind.root_names[0]}=PATH",
+            )
+        roots[name] = path
+    return roots
+
+
+COLUMN_ROLES = ("id", "question", "answer", "choices", "image", "subtask")
+
+
+def column_roles(args: argparse.Namespace, dataset: Path):
+    """Column roles: the family's (when benchsmith built the folder), then ``--ROLE-column``."""
+    from benchsmith.hf.dataset_view import ColumnMap, merge_columns
+
+    preset = ColumnMap()
+    if (Path(dataset) / "build_info.json").is_file():
+        kind, info = dataset_kind(dataset)
+        preset = kind.columns(info)
+    given = ColumnMap(**{role: getattr(args, f"{role}_column", None) for role in COLUMN_ROLES})
+    return merge_columns(preset, given)

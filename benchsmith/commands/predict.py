@@ -59,7 +59,7 @@ class PredictSummary:
     first_error: str | None = None
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser = subparsers.add_parser(
         "predict",
         help="run a model over a dataset split and write predictions JSONL (resumable)",
@@ -117,31 +117,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def read_existing(path: Path, model: str) -> ExistingOutput:
     """Ids already predicted; a torn last line is cut off the file so appends stay valid."""
     from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.json_files import scan_appendable_jsonl
 
-    existing = ExistingOutput()
-    if not path.is_file():
-        return existing
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    complete_bytes = len(data)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        is_last = number == len(lines)  # no newline after it: possibly cut mid-write
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict) or "sample_id" not in row:
-                raise ValueError("not an object with a sample_id")
-        except ValueError as exc:
-            if is_last:
-                existing.truncated_lines += 1
-                complete_bytes = len(data) - len(line)
-                break
+    fix = "delete the broken line (or the file) and rerun; the LLM cache keeps answers"
+    scan = scan_appendable_jsonl(path, fix=fix)
+    existing = ExistingOutput(truncated_lines=int(scan.torn_tail))
+    for number, row in scan.rows:
+        if not isinstance(row, dict) or "sample_id" not in row:
             raise BenchsmithError(
-                f"line {number} is not a prediction row ({exc})",
+                f"line {number} is not a prediction row (not an object with a sample_id)",
                 path=f"{path}:{number}",
-                fix="delete the broken line (or the file) and rerun; the LLM cache keeps answers",
-            ) from None
+                fix=fix,
+            )
         if row.get("model") != model:
             raise BenchsmithError(
                 f"the file holds predictions of model {row.get('model')!r}, not {model!r}",
@@ -149,9 +136,9 @@ def read_existing(path: Path, model: str) -> ExistingOutput:
                 fix="write each model's predictions to its own --out file",
             )
         existing.done.add(str(row["sample_id"]))
-    if complete_bytes < len(data):
-        os.truncate(path, complete_bytes)
-    elif data and not data.endswith(b"\n"):
+    if scan.torn_tail:
+        os.truncate(path, scan.complete_bytes)
+    elif scan.missing_newline:
         with open(path, "ab") as handle:  # a complete last row without its newline
             handle.write(b"\n")
     return existing
@@ -182,20 +169,13 @@ def _write_results(handle: IO[str], samples, results, model: str, summary: Predi
 
 
 def run_predict(args: argparse.Namespace) -> int:
+    from benchsmith.commands._common import column_roles
     from benchsmith.core.llm import LLMClient, LLMConfig, require_ok, user_message
     from benchsmith.core.progress import log
-    from benchsmith.sources.hf_dataset import ColumnMap, DatasetView, family_columns, merge_columns
+    from benchsmith.hf.dataset_view import DatasetView
     from benchsmith.stages.question_prompt import render_prompt
 
-    given = ColumnMap(
-        id=args.id_column,
-        question=args.question_column,
-        choices=args.choices_column,
-        image=args.image_column,
-    )
-    view = DatasetView(
-        args.dataset, args.config, args.split, merge_columns(family_columns(args.dataset), given)
-    )
+    view = DatasetView(args.dataset, args.config, args.split, column_roles(args, args.dataset))
     client = LLMClient(
         LLMConfig(
             model=args.model,

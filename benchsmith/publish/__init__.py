@@ -1,1 +1,1 @@
-"""Publish built datasets in Hugging Face layout (cards, versions, provenance) and audit them."""
+"""The one publisher (any family's publication -> HF layout + build_info + card) and the one audit."""

@@ -1,42 +1,98 @@
-"""``benchsmith audit``: prove where a published row came from.
+"""The one audit: prove where every published row came from, for any family.
 
-For a row it checks that every recorded source file exists with the recorded sha256, that the
-captions it quotes are in the captions file under the recorded annotation id, and re-renders
-every stitched image it uses from the recorded sources with the recorded settings, comparing
-bytes with the published image. The first difference names the file.
+``audit_dataset`` reads ``build_info.json`` and asks the family for its
+:class:`~benchsmith.builders.base.RowAuditor`. Then, for every row it selects (one config,
+some ids, or everything):
+
+1. every source file the row's provenance names is checked against its recorded sha256,
+   each file hashed once per audit however many rows name it;
+2. the family re-derives the row from those sources and its recorded parameters
+   (``audit_row``) and reports every difference, naming the config, the row and the column.
+
+A whole-dataset audit then runs the family's cross-row checks (``check_whole``). The report
+says what was checked and lists every failure; the CLI exits 1 when there is one.
 """
 
 from __future__ import annotations
 
-import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from benchsmith.builders.base import DatasetKind, RowAuditor
 from benchsmith.core.errors import AuditError
-from benchsmith.core.hashing import sha256_bytes, sha256_file
-from benchsmith.publish.mmneedle_features import haystack_config
-from benchsmith.sources.coco import CAPTIONS_RELPATH, IMAGES_DIRNAME, clean_caption
-from benchsmith.sources.published import read_build_info, read_rows
-from benchsmith.stages.stitching import encode_jpeg, load_cell, render_stitched_image
+from benchsmith.core.hashing import sha256_file
+from benchsmith.core.progress import progress_bar
+from benchsmith.hf.reader import iter_row_batches, read_build_info, split_files
+
+BATCH_ROWS = 32
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass
 class AuditReport:
+    """What an audit checked and every difference it found."""
+
     subject: str
+    rows_checked: int = 0
     failures: list[str] = field(default_factory=list)
     decisions: list[dict[str, str]] = field(default_factory=list)
     sources_verified: set[str] = field(default_factory=set)
-    captions_verified: int = 0
-    rerendered: list[str] = field(default_factory=list)
+    checks: Counter = field(default_factory=Counter)  # (kind, what) -> count
 
     @property
     def ok(self) -> bool:
         return not self.failures
 
+    def fail(
+        self,
+        problem: str,
+        *,
+        config: str | None = None,
+        row: str | None = None,
+        column: str | None = None,
+        published: Any = None,
+        derived: Any = None,
+        path: str | Path | None = None,
+    ) -> None:
+        """Record one difference: where (config/row [column]), what, and the file involved."""
+        if row is not None and config is not None and str(row).startswith(f"{config}/"):
+            config = None  # the row id already names its config (VL-ICL: clevr/query/00003)
+        where = "/".join(str(p) for p in (config, row) if p is not None)
+        if column:
+            where = f"{where} [{column}]" if where else f"[{column}]"
+        text = f"{where}: {problem}" if where else problem
+        if column and (published is not None or derived is not None):
+            text += f" (published {_short(published)}, re-derived {_short(derived)})"
+        if path is not None:
+            text += f": {path}"
+        self.failures.append(text)
+
+    def checked(self, kind: str, what: str, count: int = 1) -> None:
+        """Count a check that passed, e.g. ``checked("images", "re-rendered byte-identical")``."""
+        self.checks[(kind, what)] += count
+
+    def count(self, kind: str, what: str) -> int:
+        return self.checks[(kind, what)]
+
     def render(self) -> str:
-        """Verdict line, what was checked (:meth:`summary_lines`), then failures and decisions."""
-        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}", *self.summary_lines()]
+        """Verdict line, what was checked, then failures and the rows' decisions."""
+        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}"]
+        lines.append(f"  {'rows':<9} {self.rows_checked} row(s) checked")
+        lines.append(
+            f"  {'sources':<9} {len(self.sources_verified)} file(s) match their recorded sha256"
+        )
+        for (kind, what), n in sorted(self.checks.items()):
+            lines.append(f"  {kind:<9} {n} {what}")
         lines += [f"  FAIL      {f}" for f in self.failures]
         lines += [
             f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
@@ -44,160 +100,136 @@ class AuditReport:
         ]
         return "\n".join(lines)
 
-    def summary_lines(self) -> list[str]:
-        """What was checked, one line per kind of check; families override this."""
-        lines = [f"  sources   {len(self.sources_verified)} file(s) match their recorded sha256"]
-        if self.captions_verified:
-            lines.append(
-                f"  captions  {self.captions_verified} found under their recorded annotation ids"
-            )
-        if self.rerendered:
-            lines.append(
-                f"  images    {len(self.rerendered)} stitched image(s) re-rendered byte-identical: {', '.join(self.rerendered)}"
-            )
-        return lines
 
+class SourceFiles:
+    """Hashes each source file once per audit and reports a missing or changed file once."""
 
-@dataclass
-class SourceResolver:
-    """Maps provenance file names (COCO layout) to files on this machine and caches hashes."""
+    def __init__(self) -> None:
+        self._hashes: dict[Path, str | None] = {}
+        self._reported: set[tuple[Path, str]] = set()
 
-    captions_path: Path
-    images_dir: Path
-    _hashes: dict[Path, str] = field(default_factory=dict)
-
-    def path(self, relative: str) -> Path:
-        if relative == CAPTIONS_RELPATH.as_posix():
-            return self.captions_path
-        if relative.startswith(f"{IMAGES_DIRNAME}/"):
-            return self.images_dir / relative.split("/", 1)[1]
-        raise AuditError(f"unknown source file in provenance: {relative}")
-
-    def verify(self, source: dict[str, Any], report: AuditReport) -> bool:
-        path = self.path(source["file"])
-        if not path.is_file():
-            report.failures.append(f"source file missing: {path}")
-            return False
+    def verify(self, path: Path, sha256: str, report: AuditReport) -> bool:
         if path not in self._hashes:
-            self._hashes[path] = sha256_file(path)
-        if self._hashes[path] != source["sha256"]:
-            report.failures.append(
-                f"source file differs (sha256 {self._hashes[path][:12]} != recorded {str(source['sha256'])[:12]}): {path}"
-            )
-            return False
-        report.sources_verified.add(source["file"])
-        return True
+            self._hashes[path] = sha256_file(path) if path.is_file() else None
+        actual = self._hashes[path]
+        if actual == sha256:
+            report.sources_verified.add(str(path))
+            return True
+        if (path, sha256) not in self._reported:
+            self._reported.add((path, sha256))
+            if actual is None:
+                report.fail("source file missing", path=path)
+            else:
+                report.fail(
+                    f"source file differs (sha256 {actual[:12]} != recorded {str(sha256)[:12]})",
+                    path=path,
+                )
+        return False
 
 
-def _check_sources(row: dict[str, Any], resolver: SourceResolver, report: AuditReport) -> None:
-    for source in row["provenance"]["sources"]:
-        resolver.verify(source, report)
-
-
-def _check_captions(
-    sample: dict[str, Any], resolver: SourceResolver, legacy: bool, report: AuditReport
-) -> None:
-    wanted = {n["caption_id"]: n["caption"] for n in sample["needles"]}
-    raw = json.loads(resolver.captions_path.read_bytes())
-    found = {a["id"]: a["caption"] for a in raw.get("annotations", []) if a.get("id") in wanted}
-    for caption_id, caption in wanted.items():
-        text = found.get(caption_id)
-        expected = None if text is None else (text if legacy else clean_caption(text))
-        if expected != caption:
-            report.failures.append(
-                f"caption annotation {caption_id} does not say {caption!r}: {resolver.captions_path}"
-            )
-        else:
-            report.captions_verified += 1
-
-
-def _rerender(
-    stitched: dict[str, Any],
-    resolver: SourceResolver,
-    render: dict[str, Any],
-    dataset_dir: Path,
-    report: AuditReport,
-) -> None:
-    cells = [
-        load_cell(
-            resolver.path(f"{IMAGES_DIRNAME}/{c['file_name']}"),
-            render["cell_size"],
-            render["resample"],
-            render["reducing_gap"],
-        )[0]
-        for c in stitched["cells"]
-    ]
-    data = encode_jpeg(render_stitched_image(cells, stitched["grid"]), render["jpeg_quality"])
-    published = stitched["image"]["bytes"]
-    where = dataset_dir / "data" / haystack_config(stitched["grid"])
-    if data != published:
-        report.failures.append(
-            f"stitched image {stitched['stitched_id']} re-renders differently (sha256 {sha256_bytes(data)[:12]} != published {sha256_bytes(published)[:12]}): {where}"
+def _config_splits(info: dict[str, Any], dataset_dir: Path) -> dict[str, list[str]]:
+    configs = info.get("configs")
+    if not isinstance(configs, dict) or not configs:
+        raise AuditError(
+            "build_info.json lists no configs",
+            path=dataset_dir / "build_info.json",
+            fix="publish the dataset again",
         )
-    elif sha256_bytes(published) != stitched["sha256"]:
-        report.failures.append(
-            f"stitched image {stitched['stitched_id']} bytes do not match its sha256 column: {where}"
-        )
-    else:
-        report.rerendered.append(stitched["stitched_id"])
+    return {name: sorted(splits) for name, splits in configs.items()}
 
 
-def audit_mmneedle(
+def _selected_rows(
+    dataset_dir: Path, config: str, split: str, id_column: str | None, ids: set[str] | None
+) -> Iterable[tuple[Path, list[dict[str, Any]]]]:
+    """Every row of a split, or (with ids) only the rows whose id column matches, read with a
+    filter so a lookup never loads a whole image config."""
+    if ids is None:
+        yield from iter_row_batches(dataset_dir, config, split, batch_size=BATCH_ROWS)
+        return
+    if id_column is None:
+        return
+    for file in split_files(dataset_dir, config, split):
+        dataset = pads.dataset([str(file)], format="parquet")
+        if id_column not in dataset.schema.names:
+            continue
+        wanted = pads.field(id_column).cast(pa.string()).isin(sorted(ids))
+        rows = dataset.to_table(filter=wanted).to_pylist()
+        if rows:
+            yield file, rows
+
+
+def audit_dataset(
     dataset_dir: str | Path,
-    config: str,
-    row_id: str,
-    captions: Path | None = None,
-    images_dir: Path | None = None,
+    kind: DatasetKind,
+    *,
+    configs: list[str] | None = None,
+    ids: list[str] | None = None,
+    roots: Mapping[str, str] | None = None,
 ) -> AuditReport:
+    """Audit every row of ``dataset_dir`` (or of ``configs``, or the rows with ``ids``)."""
     dataset_dir = Path(dataset_dir)
     info = read_build_info(dataset_dir)
-    if info.get("family") != "mmneedle":
+    if info.get("family") != kind.name:
         raise AuditError(
-            f"dataset family {info.get('family')!r} is not supported by this audit",
+            f"dataset family {info.get('family')!r} is not {kind.name!r}",
+            path=dataset_dir / "build_info.json",
+            fix="audit it with `benchsmith audit DIR`, which reads the family from build_info",
+        )
+    available = _config_splits(info, dataset_dir)
+    unknown = [c for c in configs or [] if c not in available]
+    if unknown:
+        raise AuditError(
+            f"config(s) {unknown} not in this dataset; available: {', '.join(sorted(available))}",
             path=dataset_dir,
         )
-    resolver = SourceResolver(
-        Path(captions or info["sources"]["captions"]["path"]),
-        Path(images_dir or info["sources"]["images_dir"]),
+    auditor: RowAuditor = kind.auditor(dataset_dir, info, dict(roots or {}))
+    chosen = [c for c in available if (not configs or c in configs) and auditor.audits_rows(c)]
+    wanted = {str(i) for i in ids} if ids else None
+    prefix = f"{configs[0]}/" if configs and len(configs) == 1 else ""
+    subject = ", ".join(i if i.startswith(prefix) else prefix + i for i in ids or []) or ", ".join(
+        configs or ["all configs"]
     )
-    render = info["params"]["render"]
-    if config.startswith("haystacks_"):
-        rows = read_rows(dataset_dir, config, "stitched_id", [row_id])
-        if row_id not in rows:
+    report = AuditReport(subject)
+    sources = SourceFiles()
+    auditor.files = sources
+    auditor.check_dataset(report)
+    found: set[str] = set()
+    total = (
+        None
+        if wanted
+        else sum(info["configs"][c][s]["num_examples"] for c in chosen for s in available[c])
+    )
+    bar = progress_bar(total=total, desc=f"audit {dataset_dir.name}", unit="row")
+    for config in chosen:
+        id_column = auditor.id_column(config)
+        for split in available[config]:
+            for _, rows in _selected_rows(dataset_dir, config, split, id_column, wanted):
+                for row in rows:
+                    row_id = None if id_column is None else str(row[id_column])
+                    if wanted is not None:
+                        found.add(row_id)
+                        report.decisions += list(row["provenance"]["decisions"])
+                    report.rows_checked += 1
+                    bar.update(1)
+                    intact = True
+                    for source in row["provenance"]["sources"]:
+                        path = auditor.source_path(source)
+                        if path is not None:
+                            intact &= sources.verify(path, source["sha256"], report)
+                    if intact:
+                        auditor.audit_row(config, split, row, report)
+                    else:
+                        report.checked("skipped", "row(s) not re-derived: a source file differs")
+    bar.close()
+    if wanted is not None:
+        missing = sorted(wanted - found)
+        missing = [i for i in missing if not auditor.unpublished_id(i, report)]
+        if missing:
             raise AuditError(
-                f"stitched image {row_id!r} not in config {config}",
-                path=dataset_dir / "data" / config,
+                f"row id(s) {missing[:5]} not in {', '.join(chosen)}",
+                path=dataset_dir,
+                fix="pass ids of published rows (see the config's id column)",
             )
-        report = AuditReport(f"{config}/{row_id}")
-        _check_sources(rows[row_id], resolver, report)
-        if report.ok:
-            _rerender(rows[row_id], resolver, render, dataset_dir, report)
-        return report
-    try:
-        sample_id = int(row_id)
-    except ValueError as exc:
-        raise AuditError(f"sample ids of {config} are integers, got {row_id!r}") from exc
-    rows = read_rows(dataset_dir, config, "sample_id", [sample_id])
-    if sample_id not in rows:
-        raise AuditError(
-            f"sample {sample_id} not in config {config}", path=dataset_dir / "data" / config
-        )
-    sample = rows[sample_id]
-    report = AuditReport(f"{config}/{sample_id}", decisions=list(sample["provenance"]["decisions"]))
-    _check_sources(sample, resolver, report)
-    if resolver.captions_path.is_file():
-        _check_captions(sample, resolver, info["params"]["plan"]["order"] == "legacy", report)
-    stitched = read_rows(
-        dataset_dir, haystack_config(sample["grid"]), "stitched_id", sample["haystack"]
-    )
-    for sid in sample["haystack"]:
-        if sid not in stitched:
-            report.failures.append(
-                f"stitched image {sid} is missing from {dataset_dir / 'data' / haystack_config(sample['grid'])}"
-            )
-            continue
-        before = len(report.failures)
-        _check_sources(stitched[sid], resolver, report)
-        if len(report.failures) == before:
-            _rerender(stitched[sid], resolver, render, dataset_dir, report)
+    else:
+        auditor.check_whole(report)
     return report

@@ -1,8 +1,17 @@
 """Score model predictions against a published benchsmith dataset.
 
-One module pair per family: ``<family>_parse`` turns a free-text response into a structured
-answer under one documented extraction policy, and ``<family>`` reads the published parquet,
-joins the predictions JSONL and computes the metrics. The package stays light on purpose
-(polars, json, math, re only, no ``datasets``/PIL) so that scoring a run is fast and can happen
-on a machine that never built the dataset.
+One scorer per family (``<family>.py``, with its answer-extraction policy in
+``<family>_parse.py`` / ``<family>_normalise.py``), registered in ``SCORERS`` under the family's
+name; shared metrics (``metrics.py``), LIME aggregation (``lime.py``), the predictions reader
+(``predictions.py``) and the scorer interface with its helpers (``base.py``). The package stays
+light on purpose (pyarrow, polars, json, math, re; no ``datasets``/PIL) so that scoring a run is
+fast and can happen on a machine that never built the dataset.
 """
+
+from benchsmith.core.registry import Entry, Registry
+
+SCORERS = Registry(
+    "scorer",
+    Entry("mmneedle", "benchsmith.scoring.mmneedle", "MMNEEDLE_SCORER"),
+    Entry("vlicl", "benchsmith.scoring.vlicl", "VLICL_SCORER"),
+)

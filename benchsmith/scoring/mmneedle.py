@@ -20,15 +20,13 @@ rows still count as wrong (reported as ``missing``) instead of leaving the denom
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
 from benchsmith.scoring.mmneedle_parse import (
     Location,
     ParsedAnswer,
@@ -36,8 +34,9 @@ from benchsmith.scoring.mmneedle_parse import (
     strict_absent_forms,
     strict_normalize,
 )
-from benchsmith.scoring.predictions_file import prediction_lines
+from benchsmith.scoring.predictions import prediction_lines
 
+SPLIT = "test"
 SUBSET_COLUMN = "paper_eval_subset"
 SUBSETS = ("all", "paper")
 COLUMNS = [
@@ -103,39 +102,17 @@ def _gold_from_row(row: dict[str, Any], path: Path) -> GoldSample:
 
 
 def load_gold(dataset_dir: str | Path, config: str, subset: str = "all") -> list[GoldSample]:
-    """Read ``DATASET_DIR/data/<config>/test-*.parquet`` (sorted shards, needed columns only).
+    """Read the gold columns of ``DATASET_DIR/data/<config>/test-*.parquet`` (sorted shards).
 
     ``subset="paper"`` keeps the rows flagged ``paper_eval_subset`` (the samples the paper
     evaluated), so scores are comparable with the paper's tables.
     """
-    data_dir = Path(dataset_dir) / "data"
-    config_dir = data_dir / config
-    if not config_dir.is_dir():
-        available = (
-            sorted(p.name for p in data_dir.iterdir() if p.is_dir()) if data_dir.is_dir() else []
-        )
-        raise BenchsmithError(
-            f"config {config!r} not found; available: {', '.join(available) or 'none'}",
-            path=config_dir,
-            fix="pass --config with one of the available configs, or --dataset pointing at a "
-            "published MMNeedle folder (the one holding data/)",
-        )
-    shards = sorted(config_dir.glob("test-*.parquet"))
-    if not shards:
-        raise BenchsmithError(
-            f"no test-*.parquet shards in config {config!r}",
-            path=config_dir,
-            fix="republish the dataset",
-        )
+    import polars as pl  # loaded when scoring runs, not when the CLI lists its options
+
     columns = [*COLUMNS, SUBSET_COLUMN] if subset == "paper" else COLUMNS
-    try:
-        frame = pl.read_parquet(shards, columns=columns)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise BenchsmithError(
-            f"cannot read the shards of config {config!r}: {exc}",
-            path=config_dir,
-            fix="republish the dataset; the scorer needs the columns " + ", ".join(columns),
-        ) from exc
+    table = read_gold_table(dataset_dir, config, SPLIT, columns)
+    config_dir = Path(dataset_dir) / "data" / config
+    frame = pl.from_arrow(table)
     if subset == "paper":
         frame = frame.filter(pl.col(SUBSET_COLUMN)).drop(SUBSET_COLUMN)
     if frame["sample_id"].is_duplicated().any():
@@ -225,18 +202,10 @@ def judge_strict(gold: GoldSample, response: str | None) -> Judgement:
     )
 
 
-def _rate(hits: list[bool]) -> tuple[float | None, float | None]:
-    """Accuracy and binomial standard error sqrt(p(1-p)/n); ``None`` when there is no sample."""
-    if not hits:
-        return None, None
-    p = sum(hits) / len(hits)
-    return p, math.sqrt(p * (1 - p) / len(hits))
-
-
 def _block(judgements: list[Judgement]) -> dict[str, Any]:
     block: dict[str, Any] = {"n": len(judgements)}
     for metric in METRICS:
-        p, se = _rate([getattr(j, metric) for j in judgements])
+        p, se = rate([getattr(j, metric) for j in judgements])
         block[f"{metric}_accuracy"] = p
         block[f"{metric}_accuracy_se"] = se
     return block
@@ -264,8 +233,8 @@ def per_position(pairs: list[tuple[GoldSample, Judgement]]) -> dict[str, Any]:
         report[axis] = {
             (str(key) if isinstance(key, int) else f"{key[0]},{key[1]}"): {
                 "n": len(hits["exact"]),
-                "index_accuracy": _rate(hits["index"])[0],
-                "exact_accuracy": _rate(hits["exact"])[0],
+                "index_accuracy": rate(hits["index"])[0],
+                "exact_accuracy": rate(hits["exact"])[0],
             }
             for key, hits in sorted(groups.items())
         }
@@ -310,3 +279,62 @@ def score_predictions(
         **{f"{m}_accuracy_se": overall[f"{m}_accuracy_se"] for m in METRICS},
         "per_position": per_position(pairs),
     }
+
+
+class MmneedleScorer(Scorer):
+    family = "mmneedle"
+    summary = "existence / index / exact accuracy of m{M}_n{N}_k{K} configs"
+    description = """\
+Predictions: JSONL, one object per line, {"sample_id": 0, "response": "3, 1, 2"}; extra keys
+are ignored, sample_id may be an int or a numeric string, response may be null.
+
+Metrics (coarse to fine, each with a binomial standard error sqrt(p(1-p)/n)):
+  existence  positive: the answer locates every present needle and says -1 exactly for the
+             absent ones (only K > slots samples, e.g. m1_n2_k5, mix both);
+             negative: the answer says every needle is absent (-1).
+  index      positive: every needle's image index is right; negative: same as existence.
+  exact      positive: every needle's (index, row, col) is right; negative: same as existence.
+Top-level numbers are over all samples; "positive" and "negative" break them down.
+Every sample of the config is in the denominator: a missing row or null response ("missing")
+and an unreadable answer ("unparsed") count as wrong. "per_position" gives per-needle accuracy
+of positives by image index (needle depth) and by row,col cell.
+
+Answer parsing (default, lenient): strips whitespace, markdown ticks/bold, quotes, a leading
+"Answer:" label and trailing periods; needles are split on ";" (or newlines); each is -1 or
+three integers separated by commas/spaces, optionally in brackets. So "1,2,3", "(1, 2, 3)",
+"Answer: 1, 2, 3" and "1, 2, 3." all read as 1, 2, 3, and a single "-1" means every needle is
+absent. Prose, two numbers or the wrong number of needles is "unparsed".
+
+--strict reproduces the original evaluate.py / evaluate_multi.py string matching (only newline,
+space and period clean-up, so "1,2,3" is wrong), except that null responses still count as wrong
+instead of being dropped. There "missing" counts absent rows and null responses (an empty string
+is scored as the original did), and "unparsed" still reports the lenient parser's count.
+"""
+    options = (
+        ScoreOption(
+            "--subset",
+            "all: every sample of the config (default); paper: only the samples the paper "
+            "evaluated (paper_eval_subset: first 1,000 positives and negatives for K=1, 100 for "
+            "K>1)",
+            choices=SUBSETS,
+            default="all",
+        ),
+        ScoreOption(
+            "--strict", "reproduce the original string matching instead of the lenient parser"
+        ),
+    )
+
+    def score_file(
+        self,
+        dataset_dir: Path,
+        config: str,
+        predictions: Path,
+        *,
+        subset: str = "all",
+        strict: bool = False,
+        **_: Any,
+    ) -> dict[str, Any]:
+        return score_predictions(dataset_dir, config, predictions, strict=strict, subset=subset)
+
+
+MMNEEDLE_SCORER = MmneedleScorer()

@@ -27,18 +27,15 @@ Answer matching is in :mod:`benchsmith.scoring.vlicl_normalise` (modes ``fixed``
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.dataset as pads
-
-from benchsmith.core.errors import AuditError, BenchsmithError
-from benchsmith.scoring.predictions_file import prediction_lines
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
+from benchsmith.scoring.predictions import prediction_lines
 from benchsmith.scoring.vlicl_normalise import (
     MODES,
     TASK_KINDS,
@@ -48,7 +45,6 @@ from benchsmith.scoring.vlicl_normalise import (
     matcher,
     task_kind,
 )
-from benchsmith.sources.published import config_files, read_build_info
 
 GOLD_COLUMNS = ["id", "task", "answer"]
 QUERY_SPLIT = "query"
@@ -103,35 +99,9 @@ def _check_gold_row(row: dict[str, Any], path: Path) -> GoldQuery:
 
 
 def load_gold(dataset_dir: str | Path, config: str) -> list[GoldQuery]:
-    """Read ``DATASET_DIR/data/<config>/query-*.parquet`` (columns id, task, answer only)."""
-    dataset_dir = Path(dataset_dir)
-    info = read_build_info(dataset_dir)
-    if info.get("family") != "vlicl":
-        raise BenchsmithError(
-            f"not a VL-ICL dataset (build_info family is {info.get('family')!r})",
-            path=dataset_dir / "build_info.json",
-            fix="pass --dataset pointing at the published VL-ICL folder (e.g. published/vlicl)",
-        )
-    try:
-        files = config_files(dataset_dir, config, QUERY_SPLIT)
-    except AuditError as exc:
-        raise BenchsmithError(
-            str(exc).splitlines()[0],
-            path=dataset_dir / "data" / config,
-            fix="pass --config with a task config that has a query split "
-            f"({', '.join(TASK_KINDS)})",
-        ) from exc
-    config_dir = files[0].parent
-    try:
-        table = pads.dataset([str(f) for f in files], format="parquet").to_table(
-            columns=GOLD_COLUMNS
-        )
-    except (pa.ArrowException, OSError) as exc:
-        raise BenchsmithError(
-            f"cannot read the query shards of config {config!r}: {exc}",
-            path=config_dir,
-            fix="republish the dataset; the scorer needs the columns " + ", ".join(GOLD_COLUMNS),
-        ) from exc
+    """Read the columns id, task, answer of ``DATASET_DIR/data/<config>/query-*.parquet``."""
+    table = read_gold_table(dataset_dir, config, QUERY_SPLIT, GOLD_COLUMNS)
+    config_dir = Path(dataset_dir) / "data" / config
     golds = [_check_gold_row(row, config_dir) for row in table.to_pylist()]
     seen: set[str] = set()
     for gold in golds:
@@ -177,14 +147,6 @@ def read_predictions(path: str | Path) -> list[PredictionRow]:
     ]
 
 
-def _rate(correct: int, n: int) -> tuple[float | None, float | None]:
-    """Accuracy and binomial standard error; ``None`` when nothing was scored."""
-    if n == 0:
-        return None, None
-    p = correct / n
-    return p, math.sqrt(p * (1 - p) / n)
-
-
 @dataclass
 class _Tally:
     correct: int = 0
@@ -220,7 +182,7 @@ def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
     pooled = _Tally()
     for tally in per_seed.values():
         pooled.add(tally)
-    accuracy, stderr = _rate(pooled.correct, pooled.n)
+    accuracy, stderr = rate((pooled.correct, pooled.n))
     seed_accuracies = [t.correct / t.n for t in per_seed.values()]  # n = queries > 0
     return {
         "accuracy": accuracy,
@@ -233,7 +195,7 @@ def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
         "std_over_seeds": statistics.stdev(seed_accuracies) if len(seed_accuracies) > 1 else None,
         "per_seed": {
             str(seed): {
-                "accuracy": _rate(t.correct, t.n)[0],
+                "accuracy": rate((t.correct, t.n))[0],
                 "n": t.n,
                 "correct": t.correct,
                 "missing": t.missing,
@@ -312,7 +274,7 @@ def score_vlicl(
     for per_seed in by_shot.values():
         for tally in per_seed.values():
             overall.add(tally)
-    accuracy, stderr = _rate(overall.correct, overall.n)
+    accuracy, stderr = rate((overall.correct, overall.n))
     return {
         "config": config,
         "tasks": sorted(matchers),
@@ -333,3 +295,81 @@ def score_vlicl(
         "unknown_ids": unknown,
         "duplicates": duplicates,
     }
+
+
+class VliclScorer(Scorer):
+    family = "vlicl"
+    summary = "accuracy per shot count of the VL-ICL task configs (query split)"
+    description = """\
+Score VL-ICL predictions against one published task config (its query split) and print a JSON
+report to stdout. Configs: open_mi, matching_mi, clevr, operator_induction,
+operator_induction_interleaved.
+
+Predictions: JSONL, one object per line,
+  {"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}
+"id" is accepted for "query_id", "seed" defaults to 0, "response" may be null, extra keys are
+ignored. Gold is the "answer" column of the query row with that id.
+
+Report: accuracy as a FRACTION in [0, 1] (the paper prints percent), "overall" pooled over every
+scored row and "per_shot" per shot count, each with n, correct and the binomial stderr
+sqrt(p(1-p)/n); per shot also "per_seed", "mean_over_seeds" (the paper's 3-seed mean; equal to the
+pooled accuracy since every seed has the same denominator) and "std_over_seeds".
+Every (n_shot, seed) present in the predictions is scored over EVERY query of the config: an
+absent row or a null response counts as wrong ("missing"). Rows with ids that are not queries of
+the config are counted in "unknown_ids"; a repeated (query_id, n_shot, seed) row is counted in
+"duplicates" and only the first is scored (--strict-ids makes both errors). "unparsed" counts
+responses in which the default extraction finds no answer at all.
+
+Normalisation (as in the original evals/eval.py): strip the response, cut it at the first newline,
+otherwise at the first "." that is not at position 0. Then, by task (default, fixed):
+  operator_induction*  first SIGNED integer (-?\\d+), compared as integers ("-5" can match)
+  clevr                first integer or number word zero..twenty ("3 objects", "three" -> 3)
+  open_mi              case-insensitive, ignoring quotes, trailing punctuation, an echoed
+                       "This is" and a leading article: "A dax." and "This is a dax" -> dax
+  matching_mi          the first standalone yes/no word decides; an empty or yes/no-less answer
+                       is wrong for Yes- and No-items alike
+
+--legacy-normalisation reproduces the original matching, for comparison with the paper:
+operators take the first unsigned \\d+ (negative answers can never match), clevr and open_mi
+need an exact (case-insensitive) match ("3 objects", "a dax" are wrong), and a matching No-item
+is correct whenever "yes" does not occur, so an empty answer is a correct "No". Null responses
+and absent rows still count as wrong in this mode.
+"""
+    options = (
+        ScoreOption(
+            "--shots",
+            "score only the rows with n_shot N (default: every shot count present)",
+            type=int,
+        ),
+        ScoreOption(
+            "--legacy-normalisation",
+            "reproduce the original eval.py matching instead of the fixed one",
+        ),
+        ScoreOption(
+            "--strict-ids",
+            "error on ids that are not queries of the config and on duplicate rows",
+        ),
+    )
+
+    def score_file(
+        self,
+        dataset_dir: Path,
+        config: str,
+        predictions: Path,
+        *,
+        shots: int | None = None,
+        legacy_normalisation: bool = False,
+        strict_ids: bool = False,
+        **_: Any,
+    ) -> dict[str, Any]:
+        return score_vlicl(
+            dataset_dir,
+            config,
+            predictions,
+            shots=shots,
+            mode="legacy" if legacy_normalisation else "fixed",
+            strict=strict_ids,
+        )
+
+
+VLICL_SCORER = VliclScorer()

@@ -1,1 +1,13 @@
-"""Raw sources: fetch, verify, read, and write miniature copies in the exact real format."""
+"""Raw sources: fetch, link, check and read them, and write miniature copies in the real format.
+
+``SOURCES`` is the registry behind ``benchsmith source VERB NAME``: one line per raw source.
+"""
+
+from benchsmith.core.registry import Entry, Registry
+
+SOURCES = Registry(
+    "source",
+    Entry("coco", "benchsmith.sources.coco.source", "COCO"),
+    Entry("miniimagenet", "benchsmith.sources.miniimagenet.source", "MINIIMAGENET"),
+    Entry("clevr", "benchsmith.sources.clevr.source", "CLEVR"),
+)

@@ -19,7 +19,6 @@ and are an error when they disagree.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.json_files import read_jsonl
 from benchsmith.scoring.metrics import Gold, MetricSpec, is_correct
 
 UnknownPolicy = Literal["error", "ignore"]
@@ -109,12 +109,8 @@ def _response(row: dict, path: Path, line: int) -> str | None:
     return values[keys[0]] or ""
 
 
-def parse_judge_line(text: str, path: Path, line: int) -> JudgeRow:
-    """One non-blank JSONL line as a :class:`JudgeRow`, or an error naming the line."""
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, line, f"invalid JSON ({exc.msg} at column {exc.colno})") from exc
+def parse_judge_row(row: object, path: Path, line: int) -> JudgeRow:
+    """One parsed JSONL line as a :class:`JudgeRow`, or an error naming the line."""
     if not isinstance(row, dict):
         raise _fail(path, line, f"expected a JSON object, got {type(row).__name__}")
     missing = [key for key in ("sample_id", "model") if key not in row]
@@ -132,17 +128,6 @@ def parse_judge_line(text: str, path: Path, line: int) -> JudgeRow:
     )
 
 
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchsmithError(
-            f"cannot read judge predictions: {exc}",
-            path=path,
-            fix="point at an existing UTF-8 JSONL file of judge predictions",
-        ) from exc
-
-
 def read_judge_files(paths: Iterable[str | Path] | str | Path) -> JudgeTable:
     """Read judge prediction JSONL files (blank lines ignored) into one :class:`JudgeTable`."""
     path_list = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
@@ -153,10 +138,8 @@ def read_judge_files(paths: Iterable[str | Path] | str | Path) -> JudgeTable:
     rows: dict[tuple[str, str], JudgeRow] = {}
     duplicates = 0
     for path in path_list:
-        for number, text in enumerate(_read_lines(path), start=1):
-            if not text.strip():
-                continue
-            row = parse_judge_line(text, path, number)
+        for number, value in read_jsonl(path, what="judge predictions", fix=ROW_FIX):
+            row = parse_judge_row(value, path, number)
             key = (row.sample_id, row.model)
             first = rows.get(key)
             if first is None:

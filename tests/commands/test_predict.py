@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import re
@@ -15,7 +14,7 @@ import pytest
 from chat_server import ChatServer, Reply, Status
 from PIL import Image
 
-from benchsmith.commands import predict
+from benchsmith.cli import build_parser
 from benchsmith.core.errors import BenchsmithError
 
 QUESTIONS = {
@@ -65,27 +64,25 @@ def dataset(tmp_path) -> Path:
 
 
 def run(dataset: Path, server: ChatServer, out: Path, *extra: str) -> int:
-    parser = argparse.ArgumentParser(prog="benchsmith")
-    predict.register(parser.add_subparsers())
-    args = parser.parse_args(
-        [
-            "predict",
-            str(dataset),
-            "--config",
-            "vqa",
-            "--split",
-            "test",
-            "--model",
-            "tiny-vlm",
-            "--base-url",
-            server.base_url,
-            "--cache-dir",
-            str(out.parent / "cache"),
-            "--out",
-            str(out),
-            *extra,
-        ]
-    )
+    """The real `benchsmith predict` parser and handler; errors propagate as exceptions."""
+    argv = [
+        "predict",
+        str(dataset),
+        "--config",
+        "vqa",
+        "--split",
+        "test",
+        "--model",
+        "tiny-vlm",
+        "--base-url",
+        server.base_url,
+        "--cache-dir",
+        str(out.parent / "cache"),
+        "--out",
+        str(out),
+        *extra,
+    ]
+    args = build_parser(argv).parse_args(argv)
     return args.handler(args)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from benchsmith.commands import score
+from benchsmith.cli import main
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring.mmneedle import score_predictions
 
@@ -64,6 +63,7 @@ def _row(sid: int, m: int, n: int, locations: list[tuple[int, int, int] | None])
 def _write_config(root: Path, config: str, shards: list[list[dict]]) -> None:
     folder = root / "data" / config
     folder.mkdir(parents=True)
+    (root / "build_info.json").write_text('{"family": "mmneedle"}')
     for i, rows in enumerate(shards):
         path = folder / f"test-{i:05d}-of-{len(shards):05d}.parquet"
         pl.DataFrame(rows, schema=SCHEMA).write_parquet(path)
@@ -264,16 +264,12 @@ def test_inconsistent_gold_is_an_error(tmp_path: Path) -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="benchsmith")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    score.register(subparsers)
-    args = parser.parse_args(argv)
-    return args.handler(args)
+    return main(argv)
 
 
 def test_cli_prints_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     preds = _preds(tmp_path, {0: "3,1,2", 1: "7, 2, 2", 5000: "-1", 5001: "-1"})
-    argv = ["score", "mmneedle", "--dataset", str(dataset), "--config", "m10_n2_k1"]
+    argv = ["score", str(dataset), "--config", "m10_n2_k1"]
     assert _cli([*argv, "--predictions", str(preds)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["exact_accuracy"] == 1.0
@@ -285,7 +281,7 @@ def test_cli_prints_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_cli_help_documents_metrics(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit):
-        _cli(["score", "mmneedle", "--help"])
+        _cli(["score", "--help"])
     out = capsys.readouterr().out
     for word in ("existence", "index", "exact", "--strict", "Answer:", "unparsed"):
         assert word in out

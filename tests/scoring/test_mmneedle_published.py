@@ -79,8 +79,6 @@ def test_cli_counts_missing_and_wrong_answers_in_the_denominator(built, tmp_path
         main(
             [
                 "score",
-                "mmneedle",
-                "--dataset",
                 str(built["published"]),
                 "--config",
                 "m10_n2_k1",

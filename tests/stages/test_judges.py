@@ -43,7 +43,7 @@ def test_reads_response_and_score_rows_and_normalises_ids(tmp_path):
 @pytest.mark.parametrize(
     ("bad_line", "message"),
     [
-        ('{"sample_id": 1, "model": "m1", "response": "B"', "invalid JSON"),
+        ('{"sample_id": 1, "model": "m1", "response": "B"', "not valid JSON"),
         ("[1, 2]", "expected a JSON object"),
         ('{"model": "m1", "response": "B"}', "missing key"),
         ('{"sample_id": 1, "response": "B"}', "missing key"),
@@ -85,8 +85,14 @@ def test_identical_duplicates_are_counted_conflicts_are_errors(tmp_path):
 
 
 def test_unreadable_or_empty_input_is_a_clear_error(tmp_path):
-    with pytest.raises(BenchsmithError, match="cannot read"):
+    with pytest.raises(BenchsmithError, match="judge predictions file not found") as info:
         read_judge_files([tmp_path / "absent.jsonl"])
+    assert str(tmp_path / "absent.jsonl") in str(info.value)
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b'{"sample_id": 1}\n\xff\xfe\n')
+    with pytest.raises(BenchsmithError, match="cannot read judge predictions") as info:
+        read_judge_files([binary])
+    assert str(binary) in str(info.value)
     with pytest.raises(BenchsmithError, match="no judge prediction files"):
         read_judge_files([])
 

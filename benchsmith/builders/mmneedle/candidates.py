@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsmith.sources.coco import CocoCaption, CocoCaptions, CocoImage, normalize_caption
+from benchsmith.sources.coco.reader import CocoCaption, CocoCaptions, CocoImage, normalize_caption
 
 
 @dataclass

@@ -31,7 +31,7 @@ from benchsmith.builders.mmneedle.drafts import (
 from benchsmith.builders.mmneedle.pools import FAMILY
 from benchsmith.core.errors import PlanError
 from benchsmith.core.rng import derived_rng
-from benchsmith.sources.coco import normalize_caption
+from benchsmith.sources.coco.reader import normalize_caption
 
 NEGATIVE_DRAW_ATTEMPTS = 200
 HAYSTACK_ATTEMPTS = 20

@@ -20,8 +20,8 @@ import polars as pl
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.progress import log
-from benchsmith.stages.duplicate_images import duplicates_within_samples
-from benchsmith.stages.image_hashes import hash_images
+from benchsmith.images.duplicates import duplicates_within_samples
+from benchsmith.images.hashes import hash_images
 
 MAX_EXAMPLES = 5
 

@@ -29,7 +29,7 @@ from benchsmith.builders.mmneedle.pools import build_pool, stitched_id
 from benchsmith.builders.mmneedle.prompt import build_prompt, gold_answer
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.progress import progress
-from benchsmith.sources.coco import CocoCaptions, clean_caption
+from benchsmith.sources.coco.reader import CocoCaptions, clean_caption
 
 CELL_STRUCT = pl.Struct(
     {"row": pl.Int64, "col": pl.Int64, "coco_image_id": pl.Int64, "file_name": pl.String}

@@ -25,13 +25,13 @@ import pyarrow.parquet as pq
 from PIL import __version__ as pillow_version
 from PIL import features
 
+from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.builders.mmneedle.config import RenderConfig
+from benchsmith.builders.mmneedle.render_pool import RenderPool, StitchTask, stitch_cells
 from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.progress import log, progress_bar
-from benchsmith.stages.cell_cache import CellSpec, build_cell_cache, cache_shape
-from benchsmith.stages.render_pool import RenderPool, StitchTask, stitch_cells
 
 STITCHED_SCHEMA = pa.schema(
     [("stitched_id", pa.string()), ("image", pa.binary()), ("sha256", pa.string())]
@@ -58,7 +58,7 @@ def _read_plan(plan_dir: Path) -> tuple[dict[str, Any], pl.DataFrame, dict[int, 
         raise BenchsmithError(
             "not an MMNeedle plan folder (no plan_info.json)",
             path=plan_dir,
-            fix="run `benchsmith mmneedle plan` first",
+            fix="run `benchsmith build mmneedle plan` first",
         )
     info = json.loads(info_path.read_text(encoding="utf-8"))
     images = pl.read_parquet(plan_dir / "images.parquet")

@@ -7,7 +7,7 @@ release instead. Both write the same build directory (``plan.py``; contract in
 ``notes/vlicl_plan_format.md``), and ``episodes.py`` materialises the few-shot demonstrations.
 
 This module holds the one thing every task module shares: the build-directory row format
-(``make_row``, ``image_ref``, ``source_record``) and a cache of image file hashes, so an image
+(``make_row``, ``image_ref``; provenance entries come from ``core.records.source_ref``) and a cache of image file hashes, so an image
 used by several rows (or checked for leakage) is read once.
 """
 
@@ -51,21 +51,6 @@ class ImageHashes:
 def image_ref(root: str, file: str, sha256: str) -> dict[str, str]:
     """An ImageRef: ``file`` is relative (posix) to the root named in build_info ``roots``."""
     return {"root": root, "file": file, "sha256": sha256}
-
-
-def source_record(
-    dataset: str, split: str, id: str, file: str, sha256: str, license: str, url: str
-) -> dict[str, str]:
-    """One provenance ``sources`` entry (the keys of ``PROVENANCE_FEATURE['sources']``)."""
-    return {
-        "dataset": dataset,
-        "split": split,
-        "id": id,
-        "file": file,
-        "sha256": sha256,
-        "license": license,
-        "url": url,
-    }
 
 
 def make_row(

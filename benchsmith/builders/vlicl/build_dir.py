@@ -19,7 +19,7 @@ from benchsmith.builders.vlicl import SPLITS
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
 
-_REBUILD = "rerun `benchsmith vlicl build` to rewrite the build directory"
+_REBUILD = "rerun `benchsmith build vlicl plan` to rewrite the build directory"
 
 
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -52,7 +52,7 @@ class VliclBuildDir:
             raise BenchsmithError(
                 "no build_info.json in the VL-ICL build folder",
                 path=path,
-                fix="run `benchsmith vlicl build --out DIR` first",
+                fix="run `benchsmith build vlicl plan --out DIR` first",
             )
         info = json.loads(info_path.read_text(encoding="utf-8"))
         if info.get("family") != "vlicl":
@@ -109,7 +109,7 @@ class VliclBuildDir:
 
 def restore_fix(ref: Mapping[str, str]) -> str:
     """The fix for a missing or changed source image: its root names what to restore."""
-    return f"restore the original {ref['root']} source file, or rebuild (`benchsmith vlicl build`)"
+    return f"restore the original {ref['root']} source file, or rebuild (`benchsmith build vlicl plan`)"
 
 
 def resolve_roots(

@@ -28,11 +28,11 @@ from benchsmith.builders.vlicl import (
     image_ref,
     make_row,
     relative_posix,
-    source_record,
 )
 from benchsmith.core.errors import PlanError
+from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
-from benchsmith.sources.clevr import CLEVR_LICENSE, ClevrScene, scenes_path
+from benchsmith.sources.clevr.reader import CLEVR_LICENSE, ClevrScene, scenes_path
 
 TASK = "clevr"
 ATTRIBUTES = ("size", "color", "material", "shape")
@@ -81,15 +81,23 @@ def _scene_records(
     file = relative_posix(scene.image_path, root)
     sha = hashes(scene.image_path)
     sources = [
-        source_record("clevr", scene.split, scene.image_filename, file, sha, CLEVR_LICENSE, URL),
-        source_record(
-            "clevr",
-            scene.split,
-            f"scene:{scene.image_index}",
-            relative_posix(scenes_path(root, scene.split), root),
-            scenes_sha,
-            CLEVR_LICENSE,
-            URL,
+        source_ref(
+            dataset="clevr",
+            split=scene.split,
+            id=scene.image_filename,
+            file=file,
+            sha256=sha,
+            license=CLEVR_LICENSE,
+            url=URL,
+        ),
+        source_ref(
+            dataset="clevr",
+            split=scene.split,
+            id=f"scene:{scene.image_index}",
+            file=relative_posix(scenes_path(root, scene.split), root),
+            sha256=scenes_sha,
+            license=CLEVR_LICENSE,
+            url=URL,
         ),
     ]
     return image_ref("clevr", file, sha), sources

@@ -16,9 +16,10 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchsmith.builders.vlicl import ImageHashes, image_ref, relative_posix, source_record
+from benchsmith.builders.vlicl import ImageHashes, image_ref, relative_posix
 from benchsmith.core.errors import SourceError
-from benchsmith.sources.archive import safe_extract_zip
+from benchsmith.core.records import source_ref
+from benchsmith.sources.fetching.archive import safe_extract_zip
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp")
 LICENSE = "VL-ICL release (code MIT); images keep their source datasets' licences"
@@ -139,5 +140,15 @@ class ReleaseImages:
             assert found is not None  # ensure() ran first
             file, sha = relative_posix(found, self.root), self.hashes(found)
             refs.append(image_ref("ingest", file, sha))
-            sources.append(source_record("vl-icl", split, entry_id, file, sha, LICENSE, URL))
+            sources.append(
+                source_ref(
+                    dataset="vl-icl",
+                    split=split,
+                    id=entry_id,
+                    file=file,
+                    sha256=sha,
+                    license=LICENSE,
+                    url=URL,
+                )
+            )
         return refs, sources

@@ -4,7 +4,7 @@ Reads a build directory (``notes/vlicl_plan_format.md``, through :class:`VliclBu
 :mod:`.build_dir`, the reader publish shares) and writes ``leakage.json``. Checks, per task:
 
 * **Images** (open_mi, matching_mi, clevr): every support and query image is hashed (pixel
-  sha256 + 64-bit pHash, :mod:`benchsmith.stages.image_hashes`); a query image whose pixels
+  sha256 + 64-bit pHash, :mod:`benchsmith.images.hashes`); a query image whose pixels
   equal a support image's is an *exact* duplicate, one within ``threshold`` bits of pHash
   Hamming distance a *near* duplicate (:func:`duplicates_across`). Default threshold 4 of 64
   bits, stricter than the stage's generic 8: here a finding *removes* a query, and support and
@@ -45,8 +45,8 @@ from benchsmith.builders.vlicl.config import OPERATOR_TASKS
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.progress import log
-from benchsmith.stages.duplicate_images import duplicates_across
-from benchsmith.stages.image_hashes import ImageHashes, hash_images
+from benchsmith.images.duplicates import duplicates_across
+from benchsmith.images.hashes import ImageHashes, hash_images
 
 DEFAULT_IMAGE_THRESHOLD = 4
 LEAKAGE_FORMAT = 1

@@ -22,7 +22,7 @@ from benchsmith.builders.vlicl import FAMILY, ImageHashes, TaskRows, make_row
 from benchsmith.builders.vlicl.open_mi import mini_image_ref, mini_source_record
 from benchsmith.core.errors import PlanError
 from benchsmith.core.rng import derived_rng
-from benchsmith.sources.miniimagenet import MiniImage, MiniImageNet
+from benchsmith.sources.miniimagenet.reader import MiniImage, MiniImageNet
 
 TASK = "matching_mi"
 QUESTION = "Do the two images satisfy the induced relationship?"

@@ -31,10 +31,10 @@ from benchsmith.builders.vlicl import (
     make_row,
     relative_posix,
 )
-from benchsmith.builders.vlicl import source_record as _record
 from benchsmith.core.errors import PlanError
+from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
-from benchsmith.sources.miniimagenet import MiniImage, MiniImageNet
+from benchsmith.sources.miniimagenet.reader import MiniImage, MiniImageNet
 
 TASK = "open_mi"
 QUESTION = "This is a"
@@ -56,14 +56,14 @@ class Episode:
 
 
 def mini_source_record(mini: MiniImageNet, image: MiniImage, sha256: str) -> dict[str, str]:
-    return _record(
-        "miniimagenet",
-        image.split,
-        image.filename,
-        relative_posix(image.path, mini.root),
-        sha256,
-        LICENSE,
-        URL,
+    return source_ref(
+        dataset="miniimagenet",
+        split=image.split,
+        id=image.filename,
+        file=relative_posix(image.path, mini.root),
+        sha256=sha256,
+        license=LICENSE,
+        url=URL,
     )
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.vlicl import FAMILY, TaskRows, image_ref, make_row, source_record
+from benchsmith.builders.vlicl import FAMILY, TaskRows, image_ref, make_row
+from benchsmith.builders.vlicl.operator_images import render_expression, render_operand
 from benchsmith.core.atomic import atomic_write_bytes
 from benchsmith.core.errors import PlanError
 from benchsmith.core.hashing import sha256_bytes
+from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
-from benchsmith.sources.operator_images import render_expression, render_operand
 
 QUESTION = "What is the result of the following mathematical expression?"
 OPERATORS = ("+", "-", "x")
@@ -128,14 +129,14 @@ def _row(
         answer=answers["plus"] if op is None else answers[OPERATOR_NAMES[op]],
         extras={"a": a, "b": b, "answers_by_op": answers, "operator": op},
         sources=[
-            source_record(
-                "rendered",
-                split,
-                ref["file"],
-                f"rendered/{ref['file']}",
-                ref["sha256"],
-                LICENSE,
-                font_url,
+            source_ref(
+                dataset="rendered",
+                split=split,
+                id=ref["file"],
+                file=f"rendered/{ref['file']}",
+                sha256=ref["sha256"],
+                license=LICENSE,
+                url=font_url,
             )
             for ref in refs
         ],

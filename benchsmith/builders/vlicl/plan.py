@@ -27,14 +27,14 @@ from benchsmith.builders.vlicl.episodes import SAMPLER_VERSIONS, build_episodes
 from benchsmith.builders.vlicl.ingest import ingest_task
 from benchsmith.builders.vlicl.matching_mi import build_matching_mi
 from benchsmith.builders.vlicl.open_mi import build_open_mi
+from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.builders.vlicl.operators import build_operator_task
 from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import canonical_json, params_hash, sha256_bytes, sha256_file
 from benchsmith.core.progress import log
-from benchsmith.sources.clevr import read_clevr_scenes, scenes_path
-from benchsmith.sources.miniimagenet import MiniImageNet, read_miniimagenet
-from benchsmith.sources.operator_images import load_operator_font
+from benchsmith.sources.clevr.reader import read_clevr_scenes, scenes_path
+from benchsmith.sources.miniimagenet.reader import MiniImageNet, read_miniimagenet
 
 MINI_TASKS = ("open_mi", "matching_mi")
 UPSTREAM = {"repo": "ys-zong/VL-ICL", "repo_commit": "2b77eee", "hf_dataset": "ys-zong/VL-ICL"}

@@ -1,0 +1,258 @@
+"""MMNeedle's command-line steps: ``benchsmith build mmneedle plan|render|check-images``.
+
+Every option defaults to ``params.yaml`` (``--params``); a flag given on the command line wins
+for that run. The DVC pipeline (``dvc.yaml``) calls these same commands. The generic CLI mounts
+:data:`STEPS` under ``benchsmith build mmneedle`` and the publish flags under ``benchsmith
+publish mmneedle``; nothing here imports a heavy library until a step runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchsmith.builders.base import Step
+from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.core.params import add_params_option, load_params, section
+from benchsmith.core.progress import log
+
+DEFAULT_LOCK_PATH = Path("coco.lock.json")
+
+
+def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
+    plan.add_argument(
+        "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
+    )
+    plan.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="COCO val2014/ folder, recorded for render (default: next to annotations/)",
+    )
+    plan.add_argument(
+        "--grids", type=int, nargs="+", metavar="N", help="grid sides N (default: 1 2 4 8)"
+    )
+    plan.add_argument(
+        "--haystack-sizes",
+        type=int,
+        nargs="+",
+        metavar="M",
+        help="images per haystack M (default: 1 10)",
+    )
+    plan.add_argument(
+        "--needle-counts",
+        type=int,
+        nargs="+",
+        metavar="K",
+        help="needles per sample K (default: 1 2 5)",
+    )
+    plan.add_argument(
+        "--pool-size", type=int, metavar="N", help="stitched images per grid (default: profile's)"
+    )
+    plan.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        dest="samples_per_config",
+        help="samples per config, half positive",
+    )
+    plan.add_argument("--seed", type=int, metavar="S", help="seed (default: params seed)")
+    plan.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
+        "legacy: replay the original code's random stream (reports its duplicates and ambiguities)",
+    )
+    add_params_option(plan)
+    plan.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="plan folder (replaced atomically)"
+    )
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+    from benchsmith.sources.coco.reader import default_images_dir, read_captions
+
+    params = load_params(args.params)
+    config = PlanConfig.from_params(
+        params,
+        order=args.order,
+        grids=args.grids,
+        haystack_sizes=args.haystack_sizes,
+        needle_counts=args.needle_counts,
+        pool_size=args.pool_size,
+        samples_per_config=args.samples_per_config,
+        seed=args.seed,
+    )
+    source = read_captions(args.captions)
+    images_dir = args.images or default_images_dir(args.captions)
+    for reason, count in source.skipped.items():
+        log(f"mmneedle plan: skipped {count} ({reason.replace('_', ' ')}) in {args.captions}")
+    plan = plan_mmneedle(source, config)
+    info = write_plan(plan, source, args.out, images_dir)
+    log(
+        f"mmneedle plan ({config.order}): {len(info['configs'])} configs x "
+        f"{config.samples_per_config} samples, pools of {config.pool_size} for grids "
+        f"{list(config.grids)} -> {args.out}"
+    )
+    if config.order == "legacy":
+        for name, report in info["configs"].items():
+            if any(v for k, v in report.items() if k != "samples"):
+                log(
+                    f"  {name}: {report['haystacks_with_duplicate_image']} haystacks with a "
+                    f"duplicate image, {report['ambiguous_gold_answers']} ambiguous gold answers, "
+                    f"{report['repeated_needle_slots']} repeated slots"
+                )
+    json.dump(
+        {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]},
+        sys.stdout,
+        indent=2,
+    )
+    print()
+    return 0
+
+
+def add_render_arguments(render: argparse.ArgumentParser) -> None:
+    render.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
+    )
+    render.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="COCO val2014/ folder (default: the one recorded in the plan)",
+    )
+    render.add_argument("--cell-size", type=int, metavar="PX", help="cell side (default: 256)")
+    render.add_argument(
+        "--jpeg-quality", type=int, metavar="Q", help="JPEG quality 1-100 (default: 75)"
+    )
+    render.add_argument(
+        "--resample", choices=RESAMPLE_FILTERS, help="resize filter (default: bicubic)"
+    )
+    render.add_argument(
+        "--reducing-gap",
+        type=float,
+        metavar="G",
+        help="Pillow reducing_gap: faster resize, slightly different pixels",
+    )
+    render.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes (default: mmneedle.render.workers)",
+    )
+    add_params_option(render)
+    render.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="render folder to write"
+    )
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.render import render_mmneedle
+
+    params = load_params(args.params)
+    config = RenderConfig.from_params(
+        params,
+        cell_size=args.cell_size,
+        jpeg_quality=args.jpeg_quality,
+        resample=args.resample,
+        reducing_gap=args.reducing_gap,
+        workers=args.workers,
+    )
+    info = render_mmneedle(args.plan, args.out, config, args.images)
+    log(
+        f"mmneedle render: {info['stitched_images']} stitched images from "
+        f"{info['source_images']} source files -> {args.out}"
+    )
+    return 0
+
+
+def add_check_arguments(check: argparse.ArgumentParser) -> None:
+    check.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
+    )
+    check.add_argument(
+        "--images", type=Path, required=True, metavar="DIR", help="COCO val2014/ folder"
+    )
+    check.add_argument(
+        "--near-threshold", type=int, metavar="D", help="phash Hamming distance (default: params)"
+    )
+    check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
+    add_params_option(check)
+    check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+
+
+def run_check_images(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.image_check import check_mmneedle_images, write_image_check
+
+    settings = section(load_params(args.params), "mmneedle", "image_check")
+    threshold = args.near_threshold
+    if threshold is None:
+        threshold = int(settings.get("near_threshold", 4))
+    workers = args.workers or int(settings.get("workers", 1))
+    report = check_mmneedle_images(args.plan, args.images, threshold, workers)
+    write_image_check(report, args.out)
+    return 0
+
+
+def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
+    publish.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder of `build mmneedle plan`"
+    )
+    publish.add_argument(
+        "--render",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder of `build mmneedle render`",
+    )
+    publish.add_argument(
+        "--lock",
+        type=Path,
+        default=DEFAULT_LOCK_PATH,
+        metavar="FILE",
+        help=f"COCO archive lock file to record, if present (default: {DEFAULT_LOCK_PATH})",
+    )
+    publish.add_argument(
+        "--image-check",
+        type=Path,
+        metavar="FILE",
+        help="report of `build mmneedle check-images` to put in the card (optional)",
+    )
+
+
+STEPS = (
+    Step(
+        "plan",
+        "choose the COCO images of every stitched image and sample (needs only the captions)",
+        "Write DIR/pools/n{N}.parquet (one row per stitched image: stitched_id, grid, cells), "
+        "DIR/samples/m{M}_n{N}_k{K}.parquet (one row per sample), images.parquet and "
+        "plan_info.json. Deterministic: the same captions file and params give byte-identical "
+        "tables.",
+        add_plan_arguments,
+        run_plan,
+    ),
+    Step(
+        "render",
+        "decode, resize, stitch and encode every stitched image of a plan",
+        "Render every pool of a plan into DIR/stitched/n{N}.parquet (JPEG bytes + sha256) and "
+        "record the sha256 of every source file. Each source image is decoded and resized once; "
+        "--workers processes stitch and encode. An interrupted render resumes from the grids "
+        "already finished.",
+        add_render_arguments,
+        run_render,
+    ),
+    Step(
+        "check-images",
+        "find exact and near duplicate pictures inside each haystack (pixels, not ids)",
+        "Hash every source image the plan uses (sha256 of decoded pixels and a 64-bit perceptual "
+        "hash), then report stitched images and sample haystacks that show the same picture "
+        "twice (exact) or a near duplicate (Hamming distance <= --near-threshold). The plan "
+        "already rules out repeated COCO ids; this catches the same picture under two ids. "
+        "Writes a JSON report that publish puts in the card.",
+        add_check_arguments,
+        run_check_images,
+    ),
+)

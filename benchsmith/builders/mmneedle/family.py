@@ -1,0 +1,48 @@
+"""The MMNeedle family: what the shared layers need to build, publish, audit and read it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Family, Publication, RowAuditor
+from benchsmith.builders.mmneedle import cli
+
+
+class MmneedleFamily(Family):
+    name = "mmneedle"
+    title = "MMNeedle"
+    summary = "Multimodal Needle in a Haystack from COCO 2014 val: plan -> render -> publish"
+    steps = cli.STEPS
+    root_names = ("captions", "images")
+
+    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
+        cli.add_publish_arguments(parser)
+
+    def publication(self, args: argparse.Namespace) -> Publication:
+        from benchsmith.builders.mmneedle.publication import MmneedlePublication
+
+        return MmneedlePublication(args.plan, args.render, args.lock, args.image_check)
+
+    def auditor(
+        self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
+    ) -> RowAuditor:
+        from benchsmith.builders.mmneedle.audit import MmneedleAuditor
+
+        return MmneedleAuditor(dataset_dir, info, roots)
+
+    def columns(self, info: dict[str, Any]):
+        from benchsmith.hf.dataset_view import ColumnMap, ImageJoin
+
+        # samples hold stitched ids; the images live in the haystacks_n{N} configs
+        return ColumnMap(
+            id="sample_id",
+            question="prompt",
+            answer="gold_answer",
+            image_join=ImageJoin("haystack", "haystacks_n{grid}", "stitched_id"),
+        )
+
+
+MMNEEDLE = MmneedleFamily()

@@ -1,0 +1,290 @@
+"""MMNeedle's publication: what ``benchsmith publish mmneedle`` writes from a plan and a render.
+
+``data/haystacks_n{N}/test-*.parquet`` (stitched images with their cells) and
+``data/m{M}_n{N}_k{K}/test-*.parquet`` (samples that reference stitched ids), the family's part
+of ``build_info.json`` and its card. The one publisher
+(:func:`benchsmith.publish.publisher.publish`) stages the folder, writes the shards and the card.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from benchsmith.builders.base import Card, ConfigSpec, Publication
+from benchsmith.builders.mmneedle.features import (
+    HAYSTACK_FEATURES,
+    SAMPLE_FEATURES,
+    haystack_config,
+)
+from benchsmith.builders.mmneedle.render import plan_fingerprint
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.hashing import params_hash
+from benchsmith.core.records import decision_record, provenance, source_ref
+from benchsmith.hf.layout import SplitWritten
+from benchsmith.sources.coco.reader import (
+    ANNOTATIONS_LICENSE,
+    ANNOTATIONS_ZIP_URL,
+    CAPTIONS_RELPATH,
+    IMAGES_DIRNAME,
+)
+
+SPLIT = "test"
+BATCH = 32
+COCO = "coco-2014"
+
+
+@dataclass
+class BuildInputs:
+    plan_dir: Path
+    render_dir: Path
+    plan_info: dict[str, Any]
+    render_info: dict[str, Any]
+    images: dict[int, dict[str, Any]]  # coco_image_id -> image row + sha256
+
+    @classmethod
+    def read(cls, plan_dir: str | Path, render_dir: str | Path) -> BuildInputs:
+        plan_dir, render_dir = Path(plan_dir), Path(render_dir)
+        for folder, marker, step in (
+            (plan_dir, "plan_info.json", "plan"),
+            (render_dir, "render_info.json", "render"),
+        ):
+            if not (folder / marker).is_file():
+                raise BenchsmithError(
+                    f"no {marker} in the {step} folder",
+                    path=folder,
+                    fix=f"run `benchsmith build mmneedle {step}` first",
+                )
+        plan_info = json.loads((plan_dir / "plan_info.json").read_text(encoding="utf-8"))
+        render_info = json.loads((render_dir / "render_info.json").read_text(encoding="utf-8"))
+        if render_info.get("plan_fingerprint") != plan_fingerprint(plan_dir):
+            raise BenchsmithError(
+                "the render folder was made from a different plan",
+                path=render_dir,
+                fix="rerun `benchsmith build mmneedle render` on this plan",
+            )
+        frame = pl.read_parquet(plan_dir / "images.parquet").join(
+            pl.read_parquet(render_dir / "source_files.parquet").select("coco_image_id", "sha256"),
+            on="coco_image_id",
+            how="left",
+        )
+        images = {row["coco_image_id"]: row for row in frame.to_dicts()}
+        return cls(plan_dir, render_dir, plan_info, render_info, images)
+
+    @property
+    def params_hash(self) -> str:
+        return params_hash({"plan": self.plan_info["plan"], "render": self.render_info["render"]})
+
+
+def image_source(image: dict[str, Any]) -> dict[str, str]:
+    return source_ref(
+        dataset=COCO,
+        split="val",
+        id=str(image["coco_image_id"]),
+        file=f"{IMAGES_DIRNAME}/{image['file_name']}",
+        sha256=image["sha256"],
+        license=image["license"],
+        url=image["flickr_url"] or image["coco_url"],
+    )
+
+
+def caption_source(inputs: BuildInputs, caption_id: int) -> dict[str, str]:
+    return source_ref(
+        dataset=COCO,
+        split="val",
+        id=f"caption/{caption_id}",
+        file=CAPTIONS_RELPATH.as_posix(),
+        sha256=inputs.plan_info["captions"]["sha256"],
+        license=ANNOTATIONS_LICENSE,
+        url=ANNOTATIONS_ZIP_URL,
+    )
+
+
+def row_provenance(
+    inputs: BuildInputs, sources: list[dict[str, str]], decisions: list[dict[str, str]] = ()
+) -> dict[str, Any]:
+    return provenance(
+        family="mmneedle",
+        params_hash=inputs.params_hash,
+        seed=int(inputs.plan_info["plan"]["seed"]),
+        sources=sources,
+        decisions=decisions,
+    )
+
+
+def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, Any]]]:
+    cells_of = {
+        row["stitched_id"]: row["cells"]
+        for row in pl.read_parquet(inputs.plan_dir / "pools" / f"n{grid}.parquet").iter_rows(
+            named=True
+        )
+    }
+    # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far alive,
+    # so memory would grow with the whole input instead of one batch.
+    rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet", pre_buffer=False)
+    for batch in rendered.iter_batches(batch_size=BATCH):
+        rows = []
+        for stitched_id, image, digest in zip(
+            *(batch.column(i).to_pylist() for i in range(3)), strict=True
+        ):
+            cells = cells_of[stitched_id]
+            rows.append(
+                {
+                    "stitched_id": stitched_id,
+                    "grid": grid,
+                    "image": {"bytes": image, "path": f"{stitched_id}.jpg"},
+                    "cells": cells,
+                    "sha256": digest,
+                    "provenance": row_provenance(
+                        inputs, [image_source(inputs.images[c["coco_image_id"]]) for c in cells]
+                    ),
+                }
+            )
+        yield rows
+
+
+def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
+    """QA findings recorded on the row (legacy order keeps the original's flaws, flagged)."""
+    decisions = []
+    if row["haystack_has_duplicate_image"]:
+        decisions.append(decision_record("plan", "flag", "DUPLICATE_IMAGE_IN_HAYSTACK"))
+    if row["ambiguous_needles"]:
+        evidence = {"needles_in_several_slots": row["ambiguous_needles"]}
+        decisions.append(decision_record("plan", "flag", "AMBIGUOUS_GOLD_ANSWER", evidence))
+    absent = sum(1 for n in row["needles"] if n["image_index"] is None)
+    if row["is_positive"] and absent:
+        evidence = {"absent_needles": absent, "slots": row["num_images"] * row["grid"] ** 2}
+        decisions.append(decision_record("plan", "change", "MORE_NEEDLES_THAN_SLOTS", evidence))
+    return decisions
+
+
+def sample_batches(inputs: BuildInputs, config: str) -> Iterator[list[dict[str, Any]]]:
+    frame = pl.read_parquet(inputs.plan_dir / "samples" / f"{config}.parquet")
+    for chunk in frame.iter_slices(n_rows=1000):
+        rows = []
+        for row in chunk.iter_rows(named=True):
+            sources = []
+            for needle in row["needles"]:
+                sources.append(caption_source(inputs, needle["caption_id"]))
+                sources.append(image_source(inputs.images[needle["coco_image_id"]]))
+            provenance = row_provenance(inputs, sources, sample_decisions(row))
+            rows.append({**row, "provenance": provenance})
+        yield rows
+
+
+class MmneedlePublication(Publication):
+    """A plan + render folder pair, published as 4 haystack configs and 21 sample configs."""
+
+    family = "mmneedle"
+    card_template = "mmneedle.md.j2"
+
+    def __init__(
+        self,
+        plan_dir: str | Path,
+        render_dir: str | Path,
+        lock_path: str | Path | None = None,
+        image_check_path: str | Path | None = None,
+    ):
+        self.inputs = BuildInputs.read(plan_dir, render_dir)
+        self.lock = None
+        if lock_path and Path(lock_path).is_file():
+            self.lock = json.loads(Path(lock_path).read_text(encoding="utf-8"))
+        self.image_check = None
+        if image_check_path is not None:
+            path = Path(image_check_path)
+            if not path.is_file():
+                raise BenchsmithError(
+                    "image-check report not found",
+                    path=path,
+                    fix="run `benchsmith build mmneedle check-images` first, or leave out "
+                    "--image-check",
+                )
+            self.image_check = json.loads(path.read_text(encoding="utf-8"))
+        plan = self.inputs.plan_dir
+        self.grids = sorted(int(p.stem[1:]) for p in (plan / "pools").glob("n*.parquet"))
+        self.sample_configs = sorted(p.stem for p in (plan / "samples").glob("*.parquet"))
+
+    def configs(self) -> Iterator[ConfigSpec]:
+        inputs = self.inputs
+        for grid in self.grids:
+            yield ConfigSpec(
+                haystack_config(grid),
+                HAYSTACK_FEATURES,
+                (SPLIT,),
+                lambda split, max_bytes, grid=grid: haystack_batches(inputs, grid),
+            )
+        for config in self.sample_configs:
+            yield ConfigSpec(
+                config,
+                SAMPLE_FEATURES,
+                (SPLIT,),
+                lambda split, max_bytes, config=config: sample_batches(inputs, config),
+            )
+
+    def build_info(self, written: list[SplitWritten]) -> dict[str, Any]:
+        inputs = self.inputs
+        return {
+            "libraries": inputs.render_info["libraries"],
+            "params_hash": inputs.params_hash,
+            "params": {"plan": inputs.plan_info["plan"], "render": inputs.render_info["render"]},
+            "roots": {
+                "captions": inputs.plan_info["captions"]["path"],
+                "images": inputs.render_info["images_dir"],
+            },
+            "sources": {
+                "captions": {"sha256": inputs.plan_info["captions"]["sha256"]},
+                "images": {
+                    "count": len(inputs.images),
+                    # one digest over (coco_image_id, sha256) of every source image the build used
+                    "manifest_sha256": params_hash(
+                        sorted((i, row["sha256"]) for i, row in inputs.images.items())
+                    ),
+                },
+                "archives": self.lock or {},
+            },
+            "plan_fingerprint": inputs.render_info["plan_fingerprint"],
+            "skipped": inputs.plan_info["skipped"],
+            "stats": inputs.plan_info["stats"],
+            "qa": inputs.plan_info["configs"],
+            "image_check": self.image_check,
+        }
+
+    def card(self, info: dict[str, Any], written: list[SplitWritten]) -> Card:
+        sample_configs = sorted(
+            (w for w in written if not w.config.startswith("haystacks_")), key=lambda w: w.config
+        )
+        default = (
+            "m10_n2_k1"
+            if any(w.config == "m10_n2_k1" for w in written)
+            else (sample_configs[0].config if sample_configs else None)
+        )
+        metadata = {
+            "pretty_name": "MMNeedle (benchsmith rebuild)",
+            "license": "other",
+            "license_name": "coco-annotations-cc-by-4.0-images-flickr",
+            "license_details": "Captions: CC BY 4.0 (COCO). Images: each under its own Flickr "
+            "licence, recorded per cell.",
+            "language": ["en"],
+            "task_categories": ["visual-question-answering"],
+            "tags": ["multimodal", "long-context", "needle-in-a-haystack", "benchsmith"],
+            "source_datasets": ["COCO 2014 val"],
+        }
+        context = {
+            "info": info,
+            "sample_configs": sample_configs,
+            "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
+            "default_config": default,
+        }
+        return Card(metadata, context, default)
+
+    def summary(self, info: dict[str, Any]) -> str:
+        return (
+            f"mmneedle publish: {len(self.grids)} haystack configs + "
+            f"{len(self.sample_configs)} sample configs"
+        )

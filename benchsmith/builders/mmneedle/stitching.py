@@ -1,0 +1,90 @@
+"""Image stitching: decode a source once, resize it to a cell, paste cells on a grid, encode.
+
+The functions here are pure (bytes in, bytes out) so the render step, the audit and the
+benchmarks share exactly the same pixels. ``load_cell`` is the expensive part (decode +
+resize), which is why the render step runs it once per source image and caches the result
+(see :mod:`benchsmith.builders.mmneedle.cell_cache`) instead of once per cell as the original did.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from benchsmith.core.errors import SourceError
+
+RESAMPLE = {
+    "nearest": Image.Resampling.NEAREST,
+    "box": Image.Resampling.BOX,
+    "bilinear": Image.Resampling.BILINEAR,
+    "hamming": Image.Resampling.HAMMING,
+    "bicubic": Image.Resampling.BICUBIC,
+    "lanczos": Image.Resampling.LANCZOS,
+}
+
+
+def decode_rgb(data: bytes, path: str | Path) -> Image.Image:
+    """Fully decode an image to RGB; corrupt or truncated files raise a SourceError naming them."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            return image.convert("RGB") if image.mode != "RGB" else image.copy()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise SourceError(
+            f"cannot decode image ({exc})",
+            path=path,
+            fix="the file is corrupt or truncated: re-extract it from val2014.zip (`benchsmith source fetch coco`)",
+        ) from exc
+
+
+def resize_cell(
+    image: Image.Image, cell_size: int, resample: str = "bicubic", reducing_gap: float | None = None
+) -> np.ndarray:
+    """Resize to a square cell ignoring aspect ratio (as the original does); HxWx3 uint8."""
+    if image.size != (cell_size, cell_size):
+        image = image.resize((cell_size, cell_size), RESAMPLE[resample], reducing_gap=reducing_gap)
+    return np.asarray(image, dtype=np.uint8)
+
+
+def load_cell(
+    path: str | Path, cell_size: int, resample: str = "bicubic", reducing_gap: float | None = None
+) -> tuple[np.ndarray, bytes]:
+    """Read, decode and resize one source file; returns (cell pixels, raw file bytes)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise SourceError(
+            "source image file is missing",
+            path=path,
+            fix="check --images points at the val2014 folder, or re-extract val2014.zip",
+        ) from exc
+    return resize_cell(decode_rgb(data, path), cell_size, resample, reducing_gap), data
+
+
+def render_stitched_image(
+    cells: Sequence[np.ndarray], grid: int, canvas: np.ndarray | None = None
+) -> Image.Image:
+    """Paste ``grid*grid`` equal square cells row-major on a black RGB canvas.
+
+    Cell k goes to row k // grid (y) and column k % grid (x). Render workers pass a canvas they
+    reuse between images (cells cover it fully); the returned image shares its memory.
+    """
+    if len(cells) != grid * grid:
+        raise ValueError(f"expected {grid * grid} cells, got {len(cells)}")
+    size = cells[0].shape[0]
+    if canvas is None:
+        canvas = np.zeros((grid * size, grid * size, 3), dtype=np.uint8)
+    for k, cell in enumerate(cells):
+        row, col = divmod(k, grid)
+        canvas[row * size : (row + 1) * size, col * size : (col + 1) * size] = cell
+    return Image.frombuffer("RGB", (canvas.shape[1], canvas.shape[0]), canvas, "raw", "RGB", 0, 1)
+
+
+def encode_jpeg(image: Image.Image, quality: int = 75) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=quality)
+    return buffer.getvalue()

@@ -1,0 +1,210 @@
+"""VL-ICL's command-line steps: ``benchsmith build vlicl plan|leakage`` and the publish flags.
+
+Every option defaults to the ``vlicl:`` section of ``params.yaml`` (``--params``); a flag given
+on the command line wins for that run. The raw sources are put in place by ``benchsmith source
+prepare miniimagenet|clevr`` (``data/sources/<name>``); the DVC pipeline calls these same
+commands. Nothing here imports a heavy library until a step runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Step
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.params import add_params_option, load_params, profile_of, section
+from benchsmith.core.progress import log
+
+DEFAULT_PLAN = Path("data/vlicl/plan")
+DEFAULT_SOURCES = {
+    "miniimagenet": Path("data/sources/miniimagenet"),
+    "clevr": Path("data/sources/clevr/CLEVR_v1.0"),
+}
+ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
+
+
+def add_roots_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help=f"a source folder that moved since the build; NAME is one of {', '.join(ROOT_NAMES)}",
+    )
+
+
+def parse_roots(values: list[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or name not in ROOT_NAMES or not path:
+            raise BenchsmithError(
+                f"--root {value!r} is not NAME=DIR",
+                fix=f"use e.g. --root clevr=/data/CLEVR_v1.0 (NAME: {', '.join(ROOT_NAMES)})",
+            )
+        out[name] = path
+    return out
+
+
+def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
+    plan.add_argument(
+        "--mode",
+        choices=("rebuild", "ingest"),
+        help="rebuild: our construction from the raw sources (default); ingest: read the "
+        "official VL-ICL release (faithful, versioned separately)",
+    )
+    plan.add_argument(
+        "--ingest-dir",
+        type=Path,
+        metavar="DIR",
+        help="VL-ICL release folder holding <task>/query.json (ingest mode)",
+    )
+    plan.add_argument(
+        "--miniimagenet",
+        type=Path,
+        metavar="DIR",
+        help=f"MiniImageNet root (default: vlicl.sources.miniimagenet, "
+        f"{DEFAULT_SOURCES['miniimagenet']})",
+    )
+    plan.add_argument(
+        "--clevr",
+        type=Path,
+        metavar="DIR",
+        help=f"the CLEVR_v1.0 folder (default: vlicl.sources.clevr, {DEFAULT_SOURCES['clevr']})",
+    )
+    plan.add_argument(
+        "--font",
+        type=Path,
+        metavar="TTF",
+        help="font for the operator images (default: Pillow's embedded font; sha256 recorded)",
+    )
+    plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
+    plan.add_argument(
+        "--seed", type=int, metavar="S", help="build seed (default: vlicl.seed, else params seed)"
+    )
+    add_params_option(plan)
+    plan.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_PLAN,
+        metavar="DIR",
+        help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
+    )
+
+
+def source_folders(settings: dict[str, Any], args: argparse.Namespace) -> dict[str, Path | None]:
+    """Source folders: flags, then ``vlicl.sources``, then the prepared ``data/sources``."""
+    configured = section(settings, "sources")
+    out: dict[str, Path | None] = {}
+    for name, flag in (
+        ("miniimagenet", args.miniimagenet),
+        ("clevr", args.clevr),
+        ("font", args.font),
+        ("ingest", args.ingest_dir),
+    ):
+        value = flag or configured.get(name if name != "ingest" else "ingest_dir")
+        value = value or DEFAULT_SOURCES.get(name)
+        out[name] = Path(value) if value else None
+    return out
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from benchsmith.builders.vlicl.config import VliclConfig
+    from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
+
+    params = load_params(args.params)
+    settings = section(params, "vlicl")
+    seed = args.seed if args.seed is not None else settings.get("seed", params.get("seed"))
+    config = VliclConfig.from_params(
+        settings, profile_of(params), mode=args.mode, seed=seed, tasks=args.tasks
+    )
+    summary = build_vlicl(config, VliclSources(**source_folders(settings, args)), args.out)
+    json.dump(
+        {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes},
+        sys.stdout,
+        indent=2,
+    )
+    print()
+    return 0
+
+
+def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
+    leakage.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
+    leakage.add_argument(
+        "--threshold",
+        type=int,
+        metavar="BITS",
+        help="near-duplicate pHash Hamming distance, 0-64 (default: "
+        "vlicl.leakage.image_threshold, 4)",
+    )
+    leakage.add_argument("--workers", type=int, metavar="N", help="hashing processes (default: 1)")
+    leakage.add_argument(
+        "--out", type=Path, metavar="FILE", help="report path (default: PLAN_DIR/leakage.json)"
+    )
+    add_roots_option(leakage)
+    add_params_option(leakage)
+
+
+def run_leakage(args: argparse.Namespace) -> int:
+    from benchsmith.builders.vlicl.leakage import DEFAULT_IMAGE_THRESHOLD, check_vlicl_leakage
+
+    knobs = section(load_params(args.params), "vlicl", "leakage")
+    threshold = args.threshold
+    if threshold is None:
+        threshold = int(knobs.get("image_threshold", DEFAULT_IMAGE_THRESHOLD))
+    report = check_vlicl_leakage(
+        args.plan_dir,
+        threshold,
+        out_path=args.out,
+        workers=args.workers or int(knobs.get("workers", 1)),
+        roots_override=parse_roots(args.root),
+    )
+    summary = report["summary"]
+    log(
+        f"vlicl leakage: {summary['removed_queries']} leaking queries to remove, "
+        f"{summary['exact_pairs']} exact / {summary['near_pairs']} near duplicate pairs "
+        f"-> {args.out or args.plan_dir / 'leakage.json'}"
+    )
+    json.dump(summary, sys.stdout, indent=2, sort_keys=True)
+    print()
+    return 0
+
+
+def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
+    publish.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
+    publish.add_argument(
+        "--leakage",
+        type=Path,
+        metavar="FILE",
+        help="leakage report (default: PLAN_DIR/leakage.json)",
+    )
+    add_roots_option(publish)
+
+
+STEPS = (
+    Step(
+        "plan",
+        "write the plan folder: support/query rows per task and the episodes",
+        "Write PLAN/build_info.json, PLAN/tasks/<task>/{support,query}.jsonl, PLAN/episodes.jsonl "
+        "and PLAN/rendered/ (operator images). Source images stay in their folders and are "
+        "embedded at publish. Deterministic: same sources and params, same bytes. The sources "
+        "default to those `benchsmith source prepare miniimagenet|clevr` put in data/sources/.",
+        add_plan_arguments,
+        run_plan,
+    ),
+    Step(
+        "leakage",
+        "check support/query leakage per task and write leakage.json",
+        "Hash every support and query image (pixel sha256 + pHash) and report exact and near "
+        "duplicates between the support and query of each task, shared classes (matching_mi "
+        "must be disjoint), shared operator expressions and episodes that show the query's own "
+        "expression. Leaking queries are listed as removed; publish drops them. Writes "
+        "PLAN/leakage.json (or --out) and prints the summary as JSON.",
+        add_leakage_arguments,
+        run_leakage,
+    ),
+)

@@ -1,0 +1,42 @@
+"""The VL-ICL family: what the shared layers need to build, publish, audit and read it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Family, Publication, RowAuditor
+from benchsmith.builders.vlicl import cli
+
+
+class VliclFamily(Family):
+    name = "vlicl"
+    title = "VL-ICL Bench"
+    summary = "in-context-learning episodes from MiniImageNet, CLEVR and rendered operators"
+    steps = cli.STEPS
+    root_names = cli.ROOT_NAMES
+
+    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
+        cli.add_publish_arguments(parser)
+
+    def publication(self, args: argparse.Namespace) -> Publication:
+        from benchsmith.builders.vlicl.publication import VliclPublication
+
+        return VliclPublication(args.plan_dir, args.leakage, cli.parse_roots(args.root))
+
+    def auditor(
+        self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
+    ) -> RowAuditor:
+        from benchsmith.builders.vlicl.audit import VliclAuditor
+
+        return VliclAuditor(dataset_dir, info, roots)
+
+    def columns(self, info: dict[str, Any]):
+        from benchsmith.hf.dataset_view import ColumnMap
+
+        return ColumnMap(id="id", question="question", answer="answer", image="images")
+
+
+VLICL = VliclFamily()

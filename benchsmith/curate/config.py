@@ -1,0 +1,117 @@
+"""Settings of a curation run: each stage's own settings, plus the one LLM client's.
+
+They come from the ``curate:`` block of ``params.yaml`` (each stage reads its ``params_key``
+sub-block, or, for ``params_key = None``, its fields directly under ``curate:``), then from the
+stages' command-line flags. Every field is hashed into the output's ``params_hash``
+(:meth:`CurateConfig.hashable`), so two curated datasets with the same hash came from the same
+settings. Paths (judge files, corpus, verdicts) are hashed by content separately in
+``build_info.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.stages import STAGES
+from benchsmith.stages.base import Stage, plain, settings_from_mapping
+
+TARGETS_KEY = "targets"  # the datasets `benchsmith curate --targets` runs: not a setting
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None  # else OPENAI_BASE_URL; the key comes from OPENAI_API_KEY only
+    concurrency: int = 4
+    cache_dir: Path = Path(".benchsmith/llm-cache")
+    timeout_s: float = 60.0
+    max_retries: int = 5
+
+
+# (flag, LLMSettings field, help, type): the LLM client's `benchsmith curate` options
+LLM_FLAGS = (
+    ("--base-url", "base_url", "OpenAI-compatible endpoint (default: OPENAI_BASE_URL)", str),
+    ("--llm-cache", "cache_dir", "response cache folder", Path),
+    ("--concurrency", "concurrency", "parallel LLM requests", int),
+)
+
+
+def flag_dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class CurateConfig:
+    """Settings per stage name, plus the LLM client's."""
+
+    stages: dict[str, Any] = field(default_factory=dict)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+
+    def of(self, stage: Stage) -> Any:
+        return self.stages[stage.name]
+
+    @property
+    def seed(self) -> int:
+        """The run's seed (the final draw's), recorded in provenance and the card."""
+        return int(next(s.seed for s in self.stages.values() if hasattr(s, "seed")))
+
+    def hashable(self) -> dict[str, Any]:
+        """Settings as plain JSON in their params layout, for the params hash and the card."""
+        data: dict[str, Any] = {}
+        for stage in STAGES:
+            values = plain(self.stages[stage.name])
+            if stage.params_key is None:
+                data.update(values)
+            else:
+                data[stage.params_key] = values
+        llm = plain(self.llm)
+        llm.pop("cache_dir", None)  # where the cache lives does not change answers
+        data["llm"] = llm
+        return data
+
+    def with_args(self, args: argparse.Namespace) -> CurateConfig:
+        """The command-line flags of every stage (and of the LLM client) applied on top."""
+        stages = {s.name: s.override(self.stages[s.name], args) for s in STAGES}
+        given = {
+            name: getattr(args, flag_dest(flag))
+            for flag, name, _, _ in LLM_FLAGS
+            if getattr(args, flag_dest(flag), None) is not None
+        }
+        llm = dataclasses.replace(self.llm, **given) if given else self.llm
+        return CurateConfig(stages, llm)
+
+
+def top_level_keys() -> set[str]:
+    keys = {TARGETS_KEY, "llm"}
+    for stage in STAGES:
+        if stage.params_key is None:
+            keys.update(f.name for f in dataclasses.fields(stage.settings_type))
+        else:
+            keys.add(stage.params_key)
+    return keys
+
+
+def config_from_params(section: dict[str, Any] | None) -> CurateConfig:
+    """Build from the ``curate:`` block of params.yaml; unknown keys are an error, not ignored."""
+    section = dict(section or {})
+    unknown = set(section) - top_level_keys()
+    if unknown:
+        raise BenchsmithError(
+            f"unknown curate setting(s): {', '.join(sorted(unknown))}",
+            path="params.yaml",
+            fix=f"valid keys: {', '.join(sorted(top_level_keys()))}",
+        )
+    stages = {}
+    for stage in STAGES:
+        if stage.params_key is None:
+            names = {f.name for f in dataclasses.fields(stage.settings_type)}
+            block = {k: v for k, v in section.items() if k in names}
+        else:
+            block = section.get(stage.params_key)
+        stages[stage.name] = stage.settings_from(block)
+    llm = settings_from_mapping(LLMSettings, section.get("llm"), "curate.llm")
+    return CurateConfig(stages, llm)

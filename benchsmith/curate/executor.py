@@ -1,0 +1,126 @@
+"""Run the curation stages (``STAGES``, in order) over one config and split of a dataset.
+
+A stage sees only the samples the earlier stages kept (so no LLM call is spent on a sample
+already dropped) and is skipped when it has nothing to work with (its ``skip_reason``). Every
+run with the same inputs, settings and seed gives the same decisions. The executor knows no
+stage by name: what a stage needs besides its samples and settings comes through the
+:class:`~benchsmith.stages.base.StageContext` (the dataset view, the scoring rule, the LLM
+client, the difficulty bins).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.hashing import sha256_file
+from benchsmith.core.progress import log
+from benchsmith.curate.config import CurateConfig
+from benchsmith.curate.decisions import DecisionLog
+from benchsmith.hf.dataset_view import DatasetView, SampleView
+from benchsmith.stages import STAGES
+from benchsmith.stages.base import StageContext
+from benchsmith.stages.difficulty import gold_for_scoring
+
+
+@dataclass
+class CurationResult:
+    log: DecisionLog
+    difficulty: dict[str, tuple[str, int]]  # sample_id -> (difficulty, n_correct)
+    reports: dict[str, Any] = field(default_factory=dict)
+    skipped_stages: dict[str, str] = field(default_factory=dict)  # stage -> why
+    inputs: dict[str, str] = field(default_factory=dict)  # input file -> sha256
+
+    def kept(self) -> set[str]:
+        return set(self.log.kept)
+
+
+def read_samples(view: DatasetView) -> dict[str, SampleView]:
+    """Text fields of every sample (images are read later, only where a stage needs them)."""
+    samples: dict[str, SampleView] = {}
+    for sample in view.iter_samples(with_images=False):
+        if sample.sample_id in samples:
+            raise SourceError(
+                f"sample id {sample.sample_id!r} appears twice in {view.config}/{view.split}",
+                path=view.dataset_dir,
+                fix="pass --id-column naming a column whose values are unique",
+            )
+        samples[sample.sample_id] = sample
+    return samples
+
+
+def input_digests(config: CurateConfig) -> dict[str, str]:
+    """sha256 of every input file the settings name (judge files, corpus, verdicts)."""
+    paths: list[Path] = []
+    for settings in config.stages.values():
+        for name in ("files", "corpus"):
+            paths.extend(getattr(settings, name, ()) or ())
+        if getattr(settings, "human_verdicts", None):
+            paths.append(settings.human_verdicts)
+    digests = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise SourceError("input file not found", path=path, fix="check the path")
+        digests[Path(path).as_posix()] = sha256_file(path)
+    return digests
+
+
+def correctness(config: CurateConfig):
+    """``is_correct(sample, reply)``: the difficulty stage's metric and cutoff, for every stage
+    that scores a reply (judges and text-only models must agree on what "right" means)."""
+    from benchsmith.scoring.metrics import get_metric
+
+    difficulty = config.stages["difficulty"]
+    spec = get_metric(difficulty.metric)
+    threshold = spec.cutoff if difficulty.cutoff is None else difficulty.cutoff
+
+    def is_correct(sample: SampleView, response: str) -> bool:
+        return spec.fn(response or "", gold_for_scoring(sample)) >= threshold
+
+    return is_correct
+
+
+def llm_client_factory(config: CurateConfig):
+    def make(model: str):
+        from benchsmith.core.llm import LLMClient, LLMConfig
+
+        llm = config.llm
+        return LLMClient(
+            LLMConfig(
+                model=model,
+                base_url=llm.base_url,
+                max_concurrency=llm.concurrency,
+                cache_dir=llm.cache_dir,
+                timeout_s=llm.timeout_s,
+                max_retries=llm.max_retries,
+            )
+        )
+
+    return make
+
+
+def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
+    samples = read_samples(view)
+    decisions_log = DecisionLog.start(samples)
+    result = CurationResult(decisions_log, {}, inputs=input_digests(config))
+    context = StageContext(view, correctness(config), llm_client_factory(config))
+    for stage in STAGES:
+        settings = config.of(stage)
+        alive = [samples[s] for s in decisions_log.alive()]
+        why = stage.skip_reason(alive, settings, context)
+        if why is not None:
+            result.skipped_stages[stage.name] = why
+            continue
+        outcome = stage.run(alive, settings, context)
+        decisions_log.record(stage.name, outcome.decisions)
+        result.reports[stage.name] = outcome.report
+    result.difficulty = dict(context.difficulty)
+    counts = Counter(r["reason"] for r in decisions_log.rows if r["action"] == "drop")
+    log(
+        f"curate {view.config}/{view.split}: {len(decisions_log.kept)} of {len(samples)} kept"
+        + (f"; dropped {dict(sorted(counts.items()))}" if counts else "")
+    )
+    return result

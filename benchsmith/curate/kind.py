@@ -1,0 +1,41 @@
+"""What the shared commands need of a curated dataset: its audit hook, columns and scorer.
+
+A curated folder is not a benchmark family (it has no build steps of its own), but it is read,
+audited and scored like one: ``audit`` asks :meth:`CuratedKind.auditor`, ``curate`` and
+``predict`` read its columns (the source's, unchanged), and ``score`` uses the scorer of the
+family its rows came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class CuratedKind:
+    name = "curated"
+    root_names = ("source",)
+
+    def auditor(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
+        from benchsmith.curate.audit import CuratedAuditor
+
+        return CuratedAuditor(dataset_dir, info, roots)
+
+    def columns(self, info: dict[str, Any]):
+        from benchsmith.hf.dataset_view import ColumnMap, ImageJoin
+
+        columns = dict((info.get("source") or {}).get("columns") or {})
+        join = columns.pop("image_join", None)
+        return ColumnMap(**columns, image_join=ImageJoin(**join) if join else None)
+
+    def source_family(self, info: dict[str, Any]) -> str | None:
+        """The benchmark family of the rows (whose scorer scores this dataset)."""
+        source = info.get("source") or {}
+        if source.get("family"):
+            return source["family"]
+        name = str(source.get("name") or "")  # "benchsmith/<family>@<version>" before 0.2
+        return name.split("/", 1)[1].split("@", 1)[0] if name.startswith("benchsmith/") else None
+
+
+CURATED = CuratedKind()

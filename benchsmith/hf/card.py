@@ -1,0 +1,47 @@
+"""Dataset cards: YAML metadata the Hub reads, plus a Markdown body rendered from a template.
+
+Templates live in the project's ``cards/`` folder, which the wheel installs as the package
+``benchsmith.cards`` (see ``setup.py``), so a card renders the same from a source checkout, an
+editable install and a plain ``pip install`` of the wheel. They are found through
+``importlib.resources``, never through a path relative to this file.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import jinja2
+import yaml
+from huggingface_hub import DatasetCard
+
+from benchsmith.core.errors import BenchsmithError
+
+CARDS_PACKAGE = "benchsmith.cards"
+
+
+def card_template_source(name: str) -> str:
+    """The text of one shipped card template (an error names it when it is not installed)."""
+    try:
+        return resources.files(CARDS_PACKAGE).joinpath(name).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError, IsADirectoryError) as exc:
+        raise BenchsmithError(
+            f"dataset card template {name!r} is not installed with benchsmith",
+            path=f"cards/{name}",
+            fix="reinstall benchsmith (the wheel ships the cards/ templates)",
+        ) from exc
+
+
+def render_text(template: str, context: dict[str, Any]) -> str:
+    """Render a template string (card sections that live with their stage or family)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(template).render(**context)
+
+
+def render_card(template_name: str, metadata: dict[str, Any], context: dict[str, Any]) -> str:
+    """Front matter + body; parsed back with ``huggingface_hub.DatasetCard`` to prove it is valid."""
+    body = render_text(card_template_source(template_name), context)
+    front = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
+    text = f"---\n{front}---\n\n{body}"
+    DatasetCard(text)  # raises on malformed metadata
+    return text

@@ -1,0 +1,336 @@
+"""Sub-quadratic search for pairs of 64-bit hashes within a Hamming distance (multi-index hashing).
+
+Why: near-duplicate images (perceptual hashes a few bits apart) leak between splits and repeat
+inside samples; comparing every pair is O(n^2) (2e10 pairs for 200,000 images).
+
+How (pigeonhole, generalised): split the 64 bits into ``m = threshold + k`` disjoint contiguous
+chunks (at least 1 bit each). Two hashes within distance ``threshold`` differ in at most
+``threshold`` chunks, so they agree *exactly* on at least ``k`` chunks, hence on every chunk of
+at least one ``k``-subset of the chunks. For every ``k``-subset ("key"), hashes are bucketed by
+their bits under that key (one NumPy sort) and pairs inside a bucket become candidates, verified
+with an exact popcount. ``k = 1`` is the textbook scheme (``threshold + 1`` chunks); larger ``k``
+gives longer keys (fewer, smaller buckets) at the price of more keys, and is what makes large
+thresholds fast: at ``threshold = 8`` and 200,000 hashes ``k = 1`` leaves 7-bit keys and
+~1.3e9 candidates, ``k = 3`` 17-bit keys and ~2e7. ``k`` is picked by a cost model
+(:func:`~benchsmith.images.near_duplicate_layout.plan_layout`, with the chunking in that
+module) unless given.
+
+Each true pair is reported once: only under the lexicographically first key it agrees on (a
+pair agreeing on key ``S`` is dropped there when it also agrees on an unused chunk below
+``max(S)``), so no global de-duplication is needed. Identical hashes are collapsed before the
+search and expanded afterwards, so a thousand blank images cost their (unavoidable) output, not
+a thousand-fold bucket in every key.
+
+Cost and memory: a key costs one sort of the distinct hashes plus its candidates, which are
+produced and verified in slices of at most one per distinct hash (offset ``d`` within each
+bucket at step ``d``), so memory stays O(n + output). Pathological inputs where many *distinct*
+hashes share most of their bits (huge buckets that are not exact duplicates) remain correct but
+cost O(bucket^2) candidates per key, plus one NumPy step per offset in the largest bucket.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchsmith.images.near_duplicate_layout import (
+    ChunkLayout,
+    check_threshold,
+    key_values,
+    layout_keys,
+    make_layout,
+    plan_layout,
+    sort_by_key,
+)
+
+_BRUTE_FORCE_MAX = 64  # up to this many hashes one xor matrix is cheaper than any index
+_BASELINE_BLOCK_CELLS = 1 << 22  # xor cells per block of the brute-force baseline (32 MiB)
+
+
+@dataclass(frozen=True)
+class PairMatches:
+    """Index pairs within the distance threshold, sorted by (left, right)."""
+
+    left: np.ndarray  # int64
+    right: np.ndarray  # int64
+    distance: np.ndarray  # int64
+
+    def __len__(self) -> int:
+        return int(self.left.size)
+
+    def as_set(self) -> set[tuple[int, int, int]]:
+        """``{(left, right, distance)}``: handy for comparisons in tests and benchmarks."""
+        return set(
+            zip(self.left.tolist(), self.right.tolist(), self.distance.tolist(), strict=True)
+        )
+
+
+# --- popcount -----------------------------------------------------------------------------
+
+_BYTE_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def popcount_lut(values: np.ndarray) -> np.ndarray:
+    """Bits set per uint64 with a byte lookup table (for NumPy < 2, which lacks bitwise_count)."""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    per_byte = _BYTE_POPCOUNT[values.view(np.uint8)].reshape(values.shape + (8,))
+    return per_byte.sum(axis=-1, dtype=np.int64)
+
+
+def popcount(values: np.ndarray) -> np.ndarray:
+    """Bits set per uint64 (int64 result): ``np.bitwise_count`` where available."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(values).astype(np.int64)
+    return popcount_lut(values)
+
+
+# --- input checks -------------------------------------------------------------------------
+
+
+def as_hash_array(hashes: object) -> np.ndarray:
+    """A 1-D uint64 array; int64 input is reinterpreted bit for bit (parquet has no uint64)."""
+    array = hashes if isinstance(hashes, np.ndarray) else None
+    if array is not None and array.dtype == np.int64:
+        array = array.view(np.uint64)
+    elif array is None or array.dtype != np.uint64:
+        if array is not None and array.size and array.dtype.kind not in "uO":
+            raise ValueError(f"hashes must be an array of uint64 (or int64), got {array.dtype}")
+        try:  # via python ints: values >= 2**63 must not pass through float64
+            array = np.array(hashes if array is None else array.tolist(), dtype=np.uint64)
+        except (OverflowError, TypeError, ValueError) as exc:
+            raise ValueError(f"hashes must be unsigned 64-bit integers: {exc}") from exc
+    if array.ndim != 1:
+        raise ValueError(f"hashes must be one-dimensional, got shape {array.shape}")
+    return array
+
+
+# --- search over distinct hashes ----------------------------------------------------------
+
+
+def _verify(
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    threshold: int,
+    earlier: tuple[np.uint64, ...],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of candidates kept, their distances): within threshold and first agreeing key."""
+    diff = values_a ^ values_b
+    distance = popcount(diff)
+    keep = distance <= threshold
+    if earlier and keep.any():
+        first = np.ones(int(keep.sum()), dtype=bool)  # differs in every chunk of ``earlier``
+        kept_diff = diff[keep]
+        for chunk in earlier:
+            first &= (kept_diff & chunk) != 0
+        keep[keep] = first
+    return keep, distance[keep]
+
+
+def _self_join_distinct(
+    values: np.ndarray, layout: ChunkLayout
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (i < j not required) of *distinct* values within the threshold, each once."""
+    lefts, rights, dists = [], [], []
+    for key in layout_keys(layout):
+        order, sorted_keys = sort_by_key(key_values(values, key), key.bits)
+        same_as_next = sorted_keys[1:] == sorted_keys[:-1]
+        active = np.flatnonzero(same_as_next)  # positions p with p + 1 in the same bucket
+        offset = 1
+        while active.size:
+            a, b = order[active], order[active + offset]
+            keep, distance = _verify(values[a], values[b], layout.threshold, key.earlier)
+            lefts.append(a[keep])
+            rights.append(b[keep])
+            dists.append(distance)
+            # p stays active for offset + 1 when p + offset + 1 is still in its bucket
+            active = active[active + offset < same_as_next.size]
+            active = active[same_as_next[active + offset]]
+            offset += 1
+    return _concat(lefts), _concat(rights), _concat(dists)
+
+
+def _cross_join_distinct(
+    query: np.ndarray, reference: np.ndarray, layout: ChunkLayout
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (query position, reference position) of distinct values within the threshold."""
+    lefts, rights, dists = [], [], []
+    for key in layout_keys(layout):
+        order, sorted_keys = sort_by_key(key_values(reference, key), key.bits)
+        query_keys = key_values(query, key)
+        start = np.searchsorted(sorted_keys, query_keys, side="left")
+        stop = np.searchsorted(sorted_keys, query_keys, side="right")
+        active = np.flatnonzero(stop > start)
+        position = start[active]
+        stop = stop[active]
+        while active.size:
+            b = order[position]
+            keep, distance = _verify(query[active], reference[b], layout.threshold, key.earlier)
+            lefts.append(active[keep])
+            rights.append(b[keep])
+            dists.append(distance)
+            position = position + 1
+            more = position < stop
+            active, position, stop = active[more], position[more], stop[more]
+    return _concat(lefts), _concat(rights), _concat(dists)
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+
+# --- identical hashes: collapse, then expand ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Original positions grouped by distinct value: group g is members[start[g]:start[g]+size[g]]."""
+
+    values: np.ndarray
+    members: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def of(cls, hashes: np.ndarray) -> _Groups:
+        values, inverse, size = np.unique(hashes, return_inverse=True, return_counts=True)
+        members = np.argsort(inverse, kind="stable").astype(np.int64)
+        start = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64)
+        return cls(values, members, start, size.astype(np.int64))
+
+    @property
+    def all_single(self) -> bool:
+        return self.values.size == self.members.size
+
+
+def _expand(
+    left_groups: _Groups, left: np.ndarray, right_groups: _Groups, right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every (left member, right member) of each group pair (the product of the two groups)."""
+    left_size, right_size = left_groups.size[left], right_groups.size[right]
+    counts = left_size * right_size
+    pair = np.repeat(np.arange(left.size), counts)
+    within = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    right_count = right_size[pair]
+    members_left = left_groups.members[left_groups.start[left[pair]] + within // right_count]
+    members_right = right_groups.members[right_groups.start[right[pair]] + within % right_count]
+    return members_left, members_right
+
+
+def _within_groups(groups: _Groups) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs of positions holding the same value (distance 0), left < right."""
+    if groups.all_single:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    label = np.repeat(np.arange(groups.size.size), groups.size)  # group of each members slot
+    same_as_next = label[1:] == label[:-1]
+    lefts, rights = [], []
+    active, offset = np.flatnonzero(same_as_next), 1
+    while active.size:
+        lefts.append(groups.members[active])
+        rights.append(groups.members[active + offset])
+        active = active[active + offset < same_as_next.size]
+        active = active[same_as_next[active + offset]]
+        offset += 1
+    return _concat(lefts), _concat(rights)
+
+
+def _sorted_matches(left: np.ndarray, right: np.ndarray, distance: np.ndarray) -> PairMatches:
+    order = np.lexsort((right, left))
+    return PairMatches(
+        left[order].astype(np.int64),
+        right[order].astype(np.int64),
+        distance[order].astype(np.int64),
+    )
+
+
+# --- public API ---------------------------------------------------------------------------
+
+
+def find_near_duplicate_pairs(
+    hashes: object, threshold: int, *, chunks_per_key: int | None = None
+) -> PairMatches:
+    """Every unordered pair ``i < j`` with ``popcount(hashes[i] ^ hashes[j]) <= threshold``.
+
+    Exact duplicates (distance 0) are included. ``chunks_per_key`` overrides the layout chosen
+    by :func:`plan_layout` (the result is the same; only the speed differs).
+    """
+    values = as_hash_array(hashes)
+    threshold = check_threshold(threshold)
+    if values.size <= _BRUTE_FORCE_MAX and chunks_per_key is None:
+        return all_pairs_baseline(values, threshold)
+    groups = _Groups.of(values)
+    distinct = groups.values
+    same_left, same_right = _within_groups(groups)
+    parts_left, parts_right, parts_dist = [same_left], [same_right], [np.zeros_like(same_left)]
+    if threshold > 0 and distinct.size > 1:
+        layout = (
+            make_layout(threshold, chunks_per_key)
+            if chunks_per_key is not None
+            else plan_layout(distinct.size, None, threshold)
+        )
+        a, b, distance = _self_join_distinct(distinct, layout)
+        if groups.all_single:
+            left, right = groups.members[a], groups.members[b]
+        else:
+            left, right = _expand(groups, a, groups, b)
+            distance = np.repeat(distance, groups.size[a] * groups.size[b])
+        parts_left.append(np.minimum(left, right))
+        parts_right.append(np.maximum(left, right))
+        parts_dist.append(distance)
+    return _sorted_matches(_concat(parts_left), _concat(parts_right), _concat(parts_dist))
+
+
+def find_cross_matches(
+    query: object, reference: object, threshold: int, *, chunks_per_key: int | None = None
+) -> PairMatches:
+    """Every (query index, reference index) within ``threshold``, e.g. test images vs train.
+
+    ``left`` indexes ``query`` and ``right`` indexes ``reference``; sorted by (left, right).
+    """
+    query_values, reference_values = as_hash_array(query), as_hash_array(reference)
+    threshold = check_threshold(threshold)
+    if query_values.size == 0 or reference_values.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PairMatches(empty, empty, empty)
+    query_groups, reference_groups = _Groups.of(query_values), _Groups.of(reference_values)
+    layout = (
+        make_layout(threshold, chunks_per_key)
+        if chunks_per_key is not None
+        else plan_layout(query_groups.values.size, reference_groups.values.size, threshold)
+    )
+    a, b, distance = _cross_join_distinct(query_groups.values, reference_groups.values, layout)
+    if query_groups.all_single and reference_groups.all_single:
+        left, right = query_groups.members[a], reference_groups.members[b]
+    else:
+        left, right = _expand(query_groups, a, reference_groups, b)
+        distance = np.repeat(distance, query_groups.size[a] * reference_groups.size[b])
+    return _sorted_matches(left, right, distance)
+
+
+def all_pairs_baseline(
+    hashes: object, threshold: int, reference: object | None = None
+) -> PairMatches:
+    """Brute force over every pair, block by block: the ground truth for tests and the bench.
+
+    Without ``reference`` it is a self-join (pairs ``i < j``); with it, a cross join like
+    :func:`find_cross_matches`. O(n^2) time, O(block) memory.
+    """
+    left_values = as_hash_array(hashes)
+    threshold = check_threshold(threshold)
+    self_join = reference is None
+    right_values = left_values if self_join else as_hash_array(reference)
+    n_right = max(right_values.size, 1)
+    rows = max(1, _BASELINE_BLOCK_CELLS // n_right)
+    lefts, rights, dists = [], [], []
+    for begin in range(0, left_values.size, rows):
+        block = left_values[begin : begin + rows]
+        column0 = begin + 1 if self_join else 0  # self-join: only columns right of the block
+        distance = popcount(block[:, None] ^ right_values[None, column0:])
+        hit_row, hit_col = np.nonzero(distance <= threshold)
+        i, j = hit_row + begin, hit_col + column0
+        keep = i < j if self_join else np.ones(i.size, dtype=bool)
+        lefts.append(i[keep])
+        rights.append(j[keep])
+        dists.append(distance[hit_row[keep], hit_col[keep]])
+    return _sorted_matches(_concat(lefts), _concat(rights), _concat(dists))

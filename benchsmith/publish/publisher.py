@@ -1,0 +1,95 @@
+"""The one publisher: any :class:`~benchsmith.builders.base.Publication` -> a dataset folder.
+
+A family says *what* to write (configs with features and row batches, its part of
+``build_info.json``, its card); this writes it the same way for every family:
+
+- the folder is staged next to ``out_dir`` and swapped in whole (``atomic_directory``), so a
+  failed or interrupted publish leaves the previous dataset intact;
+- every split goes through :func:`benchsmith.hf.layout.write_split` (content-addressed shards,
+  one row group per batch, shards rolled over past ``max_shard_mb`` MiB of arrow data);
+- ``build_info.json`` has one schema: ``family``, ``version``, ``benchsmith_version``,
+  ``code_revision``, ``configs`` (``{config: {split: {num_examples, num_bytes, files}}}``)
+  plus the family's own keys;
+- the card is the family's template with the Hub YAML (``configs``, ``dataset_info``) the
+  publisher derives from what was written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from benchsmith import __version__
+from benchsmith.builders.base import Publication
+from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.progress import log
+from benchsmith.core.records import code_revision
+from benchsmith.hf.card import render_card
+from benchsmith.hf.layout import (
+    SplitWritten,
+    configs_info,
+    configs_metadata,
+    dataset_info_metadata,
+    write_split,
+)
+
+DEFAULT_MAX_SHARD_MB = 256.0
+BUILD_INFO = "build_info.json"
+
+
+def shard_bytes(max_shard_mb: float) -> int:
+    """The shard-size knob, in MiB everywhere (params, flags), as bytes of arrow data."""
+    if not max_shard_mb or float(max_shard_mb) <= 0:
+        raise BenchsmithError(
+            f"max_shard_mb must be a positive number of MiB, got {max_shard_mb!r}",
+            fix="set publish.max_shard_mb (or --max-shard-mb) to e.g. 256",
+        )
+    return max(1, int(float(max_shard_mb) * 1024 * 1024))
+
+
+def publish(
+    publication: Publication,
+    out_dir: str | Path,
+    version: str,
+    max_shard_mb: float = DEFAULT_MAX_SHARD_MB,
+) -> dict[str, Any]:
+    """Write the dataset folder ``out_dir`` and return its ``build_info``."""
+    max_bytes = shard_bytes(max_shard_mb)
+    written: list[SplitWritten] = []
+    features: dict[str, datasets.Features] = {}
+    with atomic_directory(out_dir) as staging:
+        for spec in publication.configs():
+            features[spec.name] = spec.features
+            for split in spec.splits:
+                batches = spec.batches(split, max_bytes)
+                written.append(
+                    write_split(staging, spec.name, split, spec.features, batches, max_bytes)
+                )
+        for copied in publication.copy_configs(staging):
+            written.append(copied.written)
+            features[copied.written.config] = copied.features
+        info = {
+            **publication.build_info(written),
+            **publication.write_extra(staging),
+            "family": publication.family,
+            "version": version,
+            "benchsmith_version": __version__,
+            "code_revision": code_revision(),
+            "configs": configs_info(written),
+        }
+        atomic_write_json(staging / BUILD_INFO, info)
+        card = publication.card(info, written)
+        metadata = {
+            **card.metadata,
+            "version": version,
+            "configs": configs_metadata(written, card.default_config),
+            "dataset_info": dataset_info_metadata(written, features),
+        }
+        atomic_write_text(
+            staging / "README.md", render_card(publication.card_template, metadata, card.context)
+        )
+    log(f"{publication.summary(info)} -> {out_dir} (version {version})")
+    return info

@@ -1,0 +1,109 @@
+"""The scorer interface, and what every family's scorer shares.
+
+A scorer reads a family's gold answers from a published folder (a few columns of one split,
+through the one reader :mod:`benchsmith.hf.reader`), reads a predictions JSONL (through
+:func:`benchsmith.scoring.predictions.prediction_lines`) and computes its metrics. Rates come
+with binomial standard errors from :func:`rate`. The registry is
+:data:`benchsmith.scoring.SCORERS`, keyed by family name, and ``benchsmith score DIR`` picks
+the scorer from the folder's ``build_info.json`` (a curated folder: its source family's).
+
+Options a scorer takes on the command line are declared as :class:`ScoreOption` so that one
+``score`` verb can list every family's options in its ``--help`` and refuse an option that does
+not apply to the dataset at hand.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from benchsmith.core.errors import BenchsmithError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class ScoreOption:
+    """One command-line option of a scorer; no ``type`` and no ``choices`` means a switch."""
+
+    flag: str
+    help: str
+    choices: tuple[str, ...] | None = None
+    type: Callable[[str], Any] | None = None
+    default: Any = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(self, group: Any) -> None:
+        if self.choices is None and self.type is None:
+            group.add_argument(self.flag, dest=self.dest, action="store_true", help=self.help)
+        else:
+            group.add_argument(
+                self.flag,
+                dest=self.dest,
+                choices=self.choices,
+                type=self.type,
+                default=self.default,
+                metavar=None if self.choices else "N",
+                help=self.help,
+            )
+
+    def is_default(self, value: Any) -> bool:
+        return (
+            value in (None, False)
+            if self.choices is None and self.type is None
+            else (value == self.default)
+        )
+
+
+def rate(hits: Sequence[bool] | tuple[int, int]) -> tuple[float | None, float | None]:
+    """Accuracy and its binomial standard error ``sqrt(p(1-p)/n)``; ``None`` without samples.
+
+    Takes per-sample verdicts, or ``(correct, n)``.
+    """
+    if isinstance(hits, tuple) and len(hits) == 2 and all(isinstance(v, int) for v in hits):
+        correct, n = hits
+    else:
+        correct, n = sum(hits), len(hits)
+    if n == 0:
+        return None, None
+    p = correct / n
+    return p, math.sqrt(p * (1 - p) / n)
+
+
+def read_gold_table(
+    dataset_dir: str | Path, config: str, split: str, columns: Sequence[str]
+) -> pa.Table:
+    """The gold columns of one published split; errors name the folder and the fix."""
+    from benchsmith.hf.reader import read_columns  # pyarrow loads only when scoring runs
+
+    return read_columns(dataset_dir, config, split, columns)
+
+
+class Scorer(ABC):
+    """One family's scorer: ``score_file(dataset, config, predictions, **options)``."""
+
+    family: ClassVar[str]
+    summary: ClassVar[str]  # one line
+    description: ClassVar[str]  # the answer-extraction policy, for --help
+    options: ClassVar[tuple[ScoreOption, ...]] = ()
+
+    @abstractmethod
+    def score_file(
+        self, dataset_dir: Path, config: str, predictions: Path, **options: Any
+    ) -> dict[str, Any]:
+        """Score a predictions JSONL against one config; a JSON-serialisable report."""
+
+
+def unknown_option_error(option: ScoreOption, owner: str, family: str) -> BenchsmithError:
+    return BenchsmithError(
+        f"{option.flag} applies to {owner} datasets, but this one is {family}",
+        fix=f"drop {option.flag} (see `benchsmith score --help` for each family's options)",
+    )

@@ -1,0 +1,1 @@
+"""COCO 2014 val: captions reader, resumable fetch, miniature sample writer."""

@@ -1,0 +1,1 @@
+"""Getting raw sources onto disk safely: resumable downloads, lock files, checked extraction."""

@@ -1,0 +1,1 @@
+"""MiniImageNet (Ravi-Larochelle split): reader, parquet converter, miniature sample writer."""

@@ -1,0 +1,212 @@
+"""The stage interface: one benchmark-agnostic curation step (datatrove's filter-with-reason).
+
+A stage looks at the samples still kept and returns a :class:`StageDecision` per sample it
+decided about (``keep`` or ``drop``, a reason code, JSON evidence) plus a report for the card.
+Everything else about the stage lives with it, in its one file:
+
+- ``settings_type``: a frozen dataclass of its knobs, read from its block of ``params.yaml``
+  (``curate.<params_key>``; ``params_key = None`` means fields directly under ``curate:``);
+- ``reasons``: every reason code it can emit, with its meaning (the card's legend);
+- ``flags``: its ``benchsmith curate`` options, each overriding one settings field;
+- ``card_section``: a Jinja template (Markdown) of its section in the curated card, rendered
+  with its ``report`` and ``settings``;
+- ``skip_reason``: why it has nothing to do (no judge files, no models ...), or None;
+- ``run(samples, settings, context) -> StageResult``.
+
+The registry is :data:`benchsmith.stages.STAGES` (one line per stage, in run order); the
+executor in :mod:`benchsmith.curate.executor` knows no stage by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from benchsmith.core.errors import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.core.llm import LLMClient
+    from benchsmith.hf.dataset_view import DatasetView, SampleView
+
+Action = Literal["keep", "drop"]
+
+
+@dataclass(frozen=True)
+class StageDecision:
+    """What a stage decided about one sample, and why (``evidence`` must be JSON-able)."""
+
+    sample_id: str
+    action: Action
+    reason: str | None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> bool:
+        return self.action == "keep"
+
+
+def count_reasons(decisions: Mapping[str, StageDecision]) -> dict[str, int]:
+    """``{"keep": n, "drop": m, REASON: k, ...}``, for the counted-and-reported summaries."""
+    counts: Counter[str] = Counter()
+    for decision in decisions.values():
+        counts[decision.action] += 1
+        if decision.reason:
+            counts[decision.reason] += 1
+    return dict(sorted(counts.items()))
+
+
+@dataclass
+class StageResult:
+    decisions: Mapping[str, Any]  # sample id -> StageDecision (or anything with the same fields)
+    report: dict[str, Any]
+
+
+@dataclass
+class StageContext:
+    """What a stage may use besides its samples and settings.
+
+    ``difficulty`` is filled by the difficulty stage (sample id -> (bin, n_correct)) and read by
+    later ones and by the curated publisher; ``is_correct`` scores a model's reply to a sample
+    with the run's metric; ``llm_client(model)`` is the one LLM client, configured once.
+    """
+
+    view: DatasetView
+    is_correct: Callable[[SampleView, str], bool]
+    llm_client: Callable[[str], LLMClient]
+    difficulty: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def samples_with_images(self, sample_ids: set[str]) -> list[SampleView]:
+        return list(self.view.iter_samples(with_images=True, only=sample_ids))
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A ``benchsmith curate`` option that overrides one settings field of its stage.
+
+    ``kind``: ``value`` (one value), ``list`` (one or more values, a tuple field), ``off``
+    (a switch that sets the field False).
+    """
+
+    flag: str
+    field: str
+    help: str
+    kind: Literal["value", "list", "off"] = "value"
+    type: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(self, group: Any) -> None:
+        if self.kind == "off":
+            group.add_argument(self.flag, dest=self.dest, action="store_true", help=self.help)
+            return
+        group.add_argument(
+            self.flag,
+            dest=self.dest,
+            type=self.type,
+            choices=self.choices,
+            nargs="+" if self.kind == "list" else None,
+            metavar=self.metavar,
+            help=self.help,
+        )
+
+    def value(self, args: argparse.Namespace) -> Any:
+        """The override this flag asks for, or None when it was not given."""
+        given = getattr(args, self.dest, None)
+        if self.kind == "off":
+            return False if given else None
+        if self.kind == "list" and given is not None:
+            return tuple(given)
+        return given
+
+
+class Stage(ABC):
+    """One curation stage; subclasses are singletons listed in ``STAGES``."""
+
+    name: ClassVar[str]  # the stage column of decisions.parquet
+    title: ClassVar[str]
+    summary: ClassVar[str]  # one line for `benchsmith curate --help`
+    params_key: ClassVar[str | None]  # its block under `curate:`; None = top-level fields
+    settings_type: ClassVar[type]
+    reasons: ClassVar[dict[str, str]]
+    flags: ClassVar[tuple[Flag, ...]] = ()
+    card_section: ClassVar[str] = ""
+
+    def settings_from(self, block: Mapping[str, Any] | None) -> Any:
+        """Settings from its params block; an unknown key is an error naming the valid ones."""
+        return settings_from_mapping(self.settings_type, block, f"curate.{self.params_key}")
+
+    def override(self, settings: Any, args: argparse.Namespace) -> Any:
+        """Settings with the fields its flags were given on the command line replaced."""
+        given = {f.field: v for f in self.flags if (v := f.value(args)) is not None}
+        return dataclasses.replace(settings, **given) if given else settings
+
+    @abstractmethod
+    def skip_reason(
+        self, samples: Sequence[SampleView], settings: Any, context: StageContext
+    ) -> str | None:
+        """Why the stage has nothing to do with ``samples`` (those still kept), or None."""
+
+    @abstractmethod
+    def run(
+        self, samples: Sequence[SampleView], settings: Any, context: StageContext
+    ) -> StageResult:
+        """Decide about ``samples`` (the ones still kept, text fields only)."""
+
+
+_PATH_FIELDS = {"files", "corpus", "human_verdicts", "cache_dir"}
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    """YAML value -> field value. A tuple field also takes ``null`` (none) or one scalar (a
+    one-item tuple), so ``against_splits: support`` is not read letter by letter; an integer
+    for a float field becomes a float."""
+    if isinstance(default, tuple):
+        items = () if value is None else value if isinstance(value, list | tuple) else (value,)
+        return tuple(Path(v) if name in _PATH_FIELDS else v for v in items)
+    if name in _PATH_FIELDS and value is not None:
+        return Path(value)
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)  # `timeout_s: 60` and `60.0` are the same setting, and hash alike
+    return value
+
+
+def settings_from_mapping(cls: type, block: Mapping[str, Any] | None, where: str) -> Any:
+    """An instance of the settings dataclass ``cls`` from a params mapping (checked keys)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values = dict(block or {})
+    unknown = set(values) - set(fields)
+    if unknown:
+        raise BenchsmithError(
+            f"unknown {where} settings: {', '.join(sorted(unknown))}",
+            path="params.yaml",
+            fix=f"valid keys: {', '.join(sorted(fields))}",
+        )
+    kwargs = {}
+    for key, value in values.items():
+        spec = fields[key]
+        default = spec.default if spec.default is not dataclasses.MISSING else None
+        kwargs[key] = _coerce(key, value, default)
+    return cls(**kwargs)
+
+
+def plain(value: Any) -> Any:
+    """Settings as plain JSON (paths as strings), for the params hash and the card."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, Path):
+        return value.as_posix()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value

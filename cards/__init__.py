@@ -1,0 +1,1 @@
+"""Dataset card templates, one per published family (installed as ``benchsmith.cards``)."""

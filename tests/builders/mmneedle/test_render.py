@@ -1,0 +1,137 @@
+"""Rendering a plan: geometry against source colours, worker independence, errors, resume."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
+from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+from benchsmith.builders.mmneedle.render import plan_fingerprint, render_mmneedle
+from benchsmith.core.errors import SourceError
+from benchsmith.core.hashing import params_hash
+from benchsmith.sources.coco.reader import read_captions
+from benchsmith.sources.coco.sample import sample_image_specs
+
+
+def _stitched(render_dir, grid):
+    return pq.read_table(render_dir / "stitched" / f"n{grid}.parquet").to_pylist()
+
+
+def test_every_cell_shows_its_source_colour(built):
+    colors = {spec.image_id: spec.color for spec in sample_image_specs(660, 0)}
+    cell = 256
+    for grid in (1, 2, 4, 8):
+        pool = pl.read_parquet(built["plan"] / "pools" / f"n{grid}.parquet").to_dicts()
+        for planned, rendered in list(zip(pool, _stitched(built["render"], grid), strict=True))[:3]:
+            assert planned["stitched_id"] == rendered["stitched_id"]
+            pixels = np.asarray(Image.open(io.BytesIO(rendered["image"])), dtype=float)
+            assert pixels.shape == (grid * cell, grid * cell, 3)
+            for c in planned["cells"]:
+                y, x = (c["row"] - 1) * cell, (c["col"] - 1) * cell
+                mean = (
+                    pixels[y + 8 : y + cell - 8, x + 8 : x + cell - 8].reshape(-1, 3).mean(axis=0)
+                )
+                assert np.abs(mean - colors[c["coco_image_id"]]).max() < 12, (grid, c)
+
+
+def test_render_info_and_source_hashes(built):
+    import hashlib
+    import json
+
+    info = json.loads((built["render"] / "render_info.json").read_text())
+    assert info["render"] == {
+        "cell_size": 256,
+        "jpeg_quality": 75,
+        "resample": "bicubic",
+        "reducing_gap": None,
+    }
+    assert info["libraries"]["pillow"] and info["stitched_images"] == {
+        "n1": 20,
+        "n2": 20,
+        "n4": 20,
+        "n8": 20,
+    }
+    files = pl.read_parquet(built["render"] / "source_files.parquet").to_dicts()
+    for row in files[:20]:
+        expected = hashlib.sha256(
+            (built["coco"] / "val2014" / row["file_name"]).read_bytes()
+        ).hexdigest()
+        assert row["sha256"] == expected
+    for row in _stitched(built["render"], 2)[:5]:
+        assert row["sha256"] == hashlib.sha256(row["image"]).hexdigest()
+
+
+@pytest.fixture()
+def small_plan(built, tmp_path):
+    source = read_captions(built["captions"])
+    config = PlanConfig(
+        pool_size=6, samples_per_config=2, grids=(2, 4), haystack_sizes=(1,), needle_counts=(1,)
+    )
+    write_plan(plan_mmneedle(source, config), source, tmp_path / "plan", built["coco"] / "val2014")
+    return tmp_path / "plan"
+
+
+def test_output_bytes_do_not_depend_on_worker_count(small_plan, tmp_path):
+    render_mmneedle(small_plan, tmp_path / "one", RenderConfig(cell_size=32, workers=1))
+    render_mmneedle(small_plan, tmp_path / "two", RenderConfig(cell_size=32, workers=2))
+    for grid in (2, 4):
+        a = (tmp_path / "one" / "stitched" / f"n{grid}.parquet").read_bytes()
+        assert a == (tmp_path / "two" / "stitched" / f"n{grid}.parquet").read_bytes()
+
+
+def _copy_images(built, tmp_path):
+    images = tmp_path / "val2014"
+    shutil.copytree(built["coco"] / "val2014", images)
+    return images
+
+
+def test_bad_source_images_fail_clearly_and_keep_the_previous_render(built, small_plan, tmp_path):
+    images = _copy_images(built, tmp_path)
+    out = tmp_path / "render"
+    render_mmneedle(small_plan, out, RenderConfig(cell_size=32, workers=1), images)
+    before = {p.name: p.read_bytes() for p in (out / "stitched").iterdir()}
+    used = pl.read_parquet(small_plan / "pools" / "n2.parquet")["cells"].to_list()[0][0][
+        "file_name"
+    ]
+    victim = images / used
+    victim.write_bytes(victim.read_bytes()[: len(victim.read_bytes()) // 3])  # truncated JPEG
+    with pytest.raises(SourceError) as err:
+        render_mmneedle(small_plan, out, RenderConfig(cell_size=48, workers=1), images)
+    assert str(victim) in str(err.value)
+    victim.unlink()
+    with pytest.raises(SourceError, match="missing") as err:
+        render_mmneedle(small_plan, out, RenderConfig(cell_size=48, workers=1), images)
+    assert str(victim) in str(err.value)
+    assert {p.name: p.read_bytes() for p in (out / "stitched").iterdir()} == before
+    assert not list((tmp_path / "render.partial").rglob("cells.u8"))  # no orphaned cell cache
+
+
+def test_an_interrupted_render_reuses_finished_grids(built, small_plan, tmp_path):
+    config = RenderConfig(cell_size=32, workers=1)
+    reference = tmp_path / "reference"
+    render_mmneedle(small_plan, reference, config)
+    # Simulate a run that finished grid 2 and died: a finished grid file sits in the partial folder.
+    key = params_hash({"plan": plan_fingerprint(small_plan), "render": config.identity()})[:16]
+    partial = tmp_path / "render.partial" / key
+    partial.mkdir(parents=True)
+    shutil.copyfile(reference / "stitched" / "n2.parquet", partial / "n2.parquet")
+    marker = pq.read_table(partial / "n2.parquet")
+    pq.write_table(
+        marker.slice(0, marker.num_rows), partial / "n2.parquet", compression="zstd"
+    )  # same rows, other bytes
+    planted = (partial / "n2.parquet").read_bytes()
+    render_mmneedle(small_plan, tmp_path / "render", config)
+    assert (
+        tmp_path / "render" / "stitched" / "n2.parquet"
+    ).read_bytes() == planted  # reused, not re-rendered
+    assert (tmp_path / "render" / "stitched" / "n4.parquet").read_bytes() == (
+        reference / "stitched" / "n4.parquet"
+    ).read_bytes()
+    assert not (tmp_path / "render.partial").exists()

@@ -1,0 +1,154 @@
+"""VL-ICL audit: passes on a fresh build, fails naming the file when something differs."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+from vlicl_fixtures import build_sample_vlicl
+
+from benchsmith.builders.vlicl.family import VLICL
+from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
+from benchsmith.builders.vlicl.publication import VliclPublication
+from benchsmith.core.errors import AuditError, BenchsmithError
+from benchsmith.core.hashing import sha256_bytes
+from benchsmith.publish.audit import AuditReport, audit_dataset
+from benchsmith.publish.publisher import publish
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("vlicl_audit")
+    build, sources = build_sample_vlicl(root)
+    check_vlicl_leakage(build)
+    publish(VliclPublication(build), root / "published", "1.0.0")
+    return {"root": root, "sources": sources, "out": root / "published"}
+
+
+@pytest.fixture()
+def private(fresh, tmp_path) -> dict:
+    """A copy of the sources and the published folder that a test may change."""
+    sources = tmp_path / "sources"
+    shutil.copytree(fresh["root"] / "sources", sources)
+    out = tmp_path / "published"
+    shutil.copytree(fresh["out"], out)
+    roots = {"miniimagenet": sources / "miniimagenet", "clevr": sources / "clevr" / "CLEVR_v1.0"}
+    return {"sources": sources, "out": out, "roots": roots}
+
+
+def audit_vlicl(out: Path, roots: dict | None = None, **selection) -> AuditReport:
+    roots = {k: str(v) for k, v in (roots or {}).items()}
+    return audit_dataset(out, VLICL, roots=roots, **selection)
+
+
+def shard_rows(out: Path, config: str, split: str) -> tuple[Path, list[dict]]:
+    shard = sorted((out / "data" / config).glob(f"{split}-*.parquet"))[0]
+    return shard, pq.read_table(shard).to_pylist()
+
+
+def rewrite(shard: Path, rows: list[dict]) -> None:
+    schema = pq.read_schema(shard)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), shard)
+
+
+def test_audit_of_a_fresh_build_passes(fresh):
+    info = json.loads((fresh["out"] / "build_info.json").read_text())
+    report = audit_vlicl(fresh["out"])
+    assert report.ok, report.render()
+    rows = sum(c[s]["published"] for c in info["counts"].values() for s in ("support", "query"))
+    episodes = sum(info["configs"]["episodes"][s]["num_examples"] for s in ("hashed", "legacy"))
+    assert report.rows_checked == rows + episodes
+    assert report.count("clevr", "answer(s) recounted from the scenes") == sum(
+        info["counts"]["clevr"][s]["published"] for s in ("support", "query")
+    )
+    operator_images = sum(
+        info["counts"][t][s]["published"] * n
+        for t, n in (("operator_induction", 1), ("operator_induction_interleaved", 2))
+        for s in ("support", "query")
+    )
+    assert (
+        report.count("rendered", "operator image(s) re-rendered byte-identical") == operator_images
+    )
+    assert report.count("images", "embedded image(s) equal their source file") > 0
+    assert report.count("episodes", "episode(s) name published rows") == episodes
+    text = report.render()
+    assert text.startswith("audit all configs: OK") and "re-rendered byte-identical" in text
+
+
+def test_a_modified_source_image_fails_naming_the_file(fresh, private):
+    _, rows = shard_rows(fresh["out"], "open_mi", "query")
+    victim = private["roots"]["miniimagenet"] / rows[0]["images"][0]["path"].split("/", 1)[1]
+    with Image.open(victim) as image:
+        changed = image.copy()
+    changed.putpixel((0, 0), (0, 0, 0))
+    changed.save(victim, "JPEG", quality=90)
+    report = audit_vlicl(private["out"], private["roots"])
+    assert not report.ok
+    assert any("source file differs" in f and str(victim) in f for f in report.failures)
+    # reported once, however many rows use the file; those rows are not re-derived
+    assert sum(str(victim) in f for f in report.failures) == 1
+    assert report.count("skipped", "row(s) not re-derived: a source file differs") >= 1
+    victim.unlink()
+    report = audit_vlicl(private["out"], private["roots"], configs=["open_mi"])
+    assert f"source file missing: {victim}" in report.render()
+
+
+def test_a_wrong_clevr_answer_fails_the_recount_naming_the_scenes_file(private):
+    shard, rows = shard_rows(private["out"], "clevr", "query")
+    rows[1]["count"] += 1
+    rows[1]["answer"] = str(rows[1]["count"])
+    rewrite(shard, rows)
+    report = audit_vlicl(private["out"], private["roots"], configs=["clevr"])
+    scenes = private["roots"]["clevr"] / "scenes" / "CLEVR_val_scenes.json"
+    attribute = ["size", "color", "material", "shape"][rows[1]["attribute"]]
+    assert [f for f in report.failures if "recount" in f] == [
+        f"{rows[1]['id']} [answer]: recount of {attribute}={rows[1]['value']} in scene "
+        f"{rows[1]['scene_index']} is {rows[1]['count'] - 1} (published {rows[1]['answer']!r}, "
+        f"re-derived {str(rows[1]['count'] - 1)!r}): {scenes}"
+    ]
+
+
+def test_an_operator_image_that_does_not_re_render_fails(private):
+    shard, rows = shard_rows(private["out"], "operator_induction", "query")
+    buffer = io.BytesIO()
+    Image.new("RGB", (256, 256), "white").save(buffer, "PNG")
+    fake = buffer.getvalue()
+    rows[0]["images"][0]["bytes"] = fake
+    for source in rows[0]["provenance"]["sources"]:
+        source["sha256"] = sha256_bytes(fake)  # consistent provenance, wrong pixels
+    rewrite(shard, rows)
+    report = audit_vlicl(private["out"], private["roots"], ids=[rows[0]["id"]])
+    assert report.rows_checked == 1
+    assert report.failures == [
+        f"{rows[0]['id']} [images]: operator image {rows[0]['images'][0]['path']} re-renders "
+        f"differently: {shard.parent}"
+    ]
+
+
+def test_a_different_font_is_reported_not_silently_accepted(private):
+    info_path = private["out"] / "build_info.json"
+    info = json.loads(info_path.read_text())
+    info["font"]["sha256"] = "0" * 64
+    info_path.write_text(json.dumps(info))
+    report = audit_vlicl(private["out"], private["roots"], configs=["operator_induction"])
+    assert not report.ok and all("operator font differs" in f for f in report.failures)
+
+
+def test_bad_arguments_are_audit_errors(fresh, tmp_path):
+    with pytest.raises(BenchsmithError, match="no build_info.json"):
+        audit_vlicl(tmp_path)
+    with pytest.raises(AuditError, match="available"):
+        audit_vlicl(fresh["out"], configs=["textocr"])
+    with pytest.raises(AuditError, match=r"row id\(s\) \['clevr/query/99999'\] not in"):
+        audit_vlicl(fresh["out"], ids=["clevr/query/99999"])
+    mmneedle_like = tmp_path / "other"
+    mmneedle_like.mkdir()
+    (mmneedle_like / "build_info.json").write_text(json.dumps({"family": "mmneedle"}))
+    with pytest.raises(AuditError, match="is not 'vlicl'"):
+        audit_vlicl(mmneedle_like)

@@ -1,0 +1,107 @@
+"""safe_extract_zip: hostile member names, symlinks and corrupt archives never reach the disk."""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core.errors import SourceError
+from benchsmith.sources.fetching.archive import safe_extract_zip
+
+
+def make_zip(
+    path: Path, members: dict[str, bytes], *, compression: int = zipfile.ZIP_DEFLATED
+) -> Path:
+    with zipfile.ZipFile(path, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name), data)
+    return path
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def test_extracts_files_and_skips_dirs_and_macosx_junk(tmp_path: Path) -> None:
+    zip_path = make_zip(
+        tmp_path / "a.zip",
+        {
+            "top/": b"",
+            "top/one.txt": b"1",
+            "top/sub/two.txt": b"2",
+            "__MACOSX/top/._one.txt": b"junk",
+        },
+    )
+    dest = tmp_path / "out"
+    extracted = safe_extract_zip(zip_path, dest)
+    assert extracted == [dest / "top" / "one.txt", dest / "top" / "sub" / "two.txt"]
+    assert files_under(dest) == ["top/one.txt", "top/sub/two.txt"]
+    assert (dest / "top" / "sub" / "two.txt").read_bytes() == b"2"
+
+
+def test_members_filter_selects_by_posix_name(tmp_path: Path) -> None:
+    zip_path = make_zip(tmp_path / "a.zip", {"keep/x.txt": b"x", "drop/y.txt": b"y"})
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "unrelated.txt").write_text("kept")
+    safe_extract_zip(zip_path, dest, members=lambda name: name.startswith("keep/"))
+    assert files_under(dest) == ["keep/x.txt", "unrelated.txt"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../evil.txt", "ok/../../evil.txt", "..\\evil.txt", "C:/evil.txt", "/tmp/x", "ABSOLUTE"],
+)
+def test_hostile_member_names_are_refused(tmp_path: Path, name: str) -> None:
+    if name == "ABSOLUTE":
+        name = str(tmp_path / "absolute-evil.txt")
+    dest = tmp_path / "a" / "out"
+    zip_path = make_zip(tmp_path / "bad.zip", {"fine.txt": b"ok", name: b"pwned"})
+    with pytest.raises(SourceError, match="refusing to extract bad.zip") as info:
+        safe_extract_zip(zip_path, dest)
+    assert repr(name) in str(info.value)
+    assert files_under(tmp_path) == ["bad.zip"]  # nothing written, inside dest or out of it
+
+
+def test_symlink_member_is_refused(tmp_path: Path) -> None:
+    zip_path = tmp_path / "link.zip"
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        info = zipfile.ZipInfo("val2014/escape")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(info, str(tmp_path))
+        archive.writestr("val2014/escape/evil.txt", b"pwned")
+    dest = tmp_path / "out"
+    with pytest.raises(SourceError, match="'val2014/escape' is a symbolic link"):
+        safe_extract_zip(zip_path, dest)
+    assert files_under(tmp_path) == ["link.zip"]
+
+
+def test_truncated_zip_names_archive_and_fix(tmp_path: Path) -> None:
+    zip_path = make_zip(
+        tmp_path / "val2014.zip", {f"val2014/{i}.bin": bytes(2000) for i in range(5)}
+    )
+    zip_path.write_bytes(zip_path.read_bytes()[: zip_path.stat().st_size // 2])
+    with pytest.raises(SourceError, match="val2014.zip is corrupt or truncated") as info:
+        safe_extract_zip(zip_path, tmp_path / "out", corrupt_fix="rerun `the fetch` to get it")
+    assert "rerun `the fetch` to get it" in str(info.value)
+    with pytest.raises(SourceError, match="corrupt or truncated") as info:
+        safe_extract_zip(zip_path, tmp_path / "out")
+    assert "download it again" in str(info.value) and "coco" not in str(info.value)
+
+
+def test_crc_error_extracts_nothing(tmp_path: Path) -> None:
+    payload = b"A" * 4000
+    zip_path = make_zip(
+        tmp_path / "a.zip",
+        {"good.txt": b"fine", "bad.txt": payload},
+        compression=zipfile.ZIP_STORED,
+    )
+    raw = zip_path.read_bytes()
+    zip_path.write_bytes(raw.replace(payload, b"B" + payload[1:]))  # same size, wrong CRC
+    dest = tmp_path / "out"
+    with pytest.raises(SourceError, match="corrupt or truncated"):
+        safe_extract_zip(zip_path, dest)
+    assert files_under(dest) == []  # good.txt was staged but never moved into place
