@@ -177,11 +177,12 @@ def fake_render(plan_dir: Path, images_dir: Path, render_dir: Path) -> int:
 
 
 def child_ours(plan_dir: str, render_dir: str, out_dir: str) -> dict[str, Any]:
-    from benchsmith.builders.mmneedle.publication import publish_mmneedle
+    from benchsmith.builders.mmneedle.publication import MmneedlePublication
+    from benchsmith.publish.publisher import publish
 
-    info = publish_mmneedle(plan_dir, render_dir, out_dir, version="0.0.0-bench")
+    info = publish(MmneedlePublication(plan_dir, render_dir), out_dir, "0.0.0-bench")
     return {
-        "rows": info["configs"][f"haystacks_n{GRID}"]["num_examples"],
+        "rows": info["configs"][f"haystacks_n{GRID}"]["test"]["num_examples"],
         "configs": sorted(info["configs"]),
     }
 

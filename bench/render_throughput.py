@@ -63,7 +63,12 @@ from render_case import (
 from render_report import report
 from synthetic_coco import machine_info, mean_ms, timed, usable_cpus, write_result
 
-from benchsmith.builders.mmneedle.stitching import decode_rgb, encode_jpeg, load_cell, render_stitched_image
+from benchsmith.builders.mmneedle.stitching import (
+    decode_rgb,
+    encode_jpeg,
+    load_cell,
+    render_stitched_image,
+)
 
 # Only light modules (numpy, Pillow, the stitching helpers) are imported at module level. With
 # CPython 3.11's forkserver every worker re-runs the main script's imports (the server's own

@@ -145,11 +145,12 @@ def child_leakage(work: str, profile: str, arg: str) -> dict[str, Any]:
 
 
 def child_publish(work: str, profile: str, arg: str) -> dict[str, Any]:
-    from benchsmith.builders.vlicl.publication import publish_vlicl
+    from benchsmith.builders.vlicl.publication import VliclPublication
+    from benchsmith.publish.publisher import publish
 
     out = Path(work) / f"published_{arg}mb"
     start = time.perf_counter()
-    info = publish_vlicl(Path(work) / "build", out, "0.0.0-bench", max_shard_mb=float(arg))
+    info = publish(VliclPublication(Path(work) / "build"), out, "0.0.0-bench", float(arg))
     seconds = time.perf_counter() - start
     removed = {i for t in info["leakage"]["tasks"].values() for i in t["removed"]}
     refs, _ = _refs(Path(work) / "build", removed)

@@ -72,7 +72,9 @@ def compare(old: Path, new: Path, ignored: tuple[str, ...]) -> list[str]:
     old_sets = {d.relative_to(old) for d in dataset_dirs(old)}
     new_sets = {d.relative_to(new) for d in dataset_dirs(new)}
     for missing in sorted(old_sets ^ new_sets):
-        problems.append(f"{missing}: dataset folder only in {'old' if missing in old_sets else 'new'}")
+        problems.append(
+            f"{missing}: dataset folder only in {'old' if missing in old_sets else 'new'}"
+        )
     for rel in sorted(old_sets & new_sets):
         a, b = splits(old / rel), splits(new / rel)
         for key in sorted(set(a) ^ set(b)):

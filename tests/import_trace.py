@@ -3,7 +3,8 @@
     python tests/import_trace.py OUT.txt benchsmith ARGS...
 
 Writes the repository-relative path of every ``benchsmith`` module loaded by the end of the
-run (worker processes load a subset of the parent's modules, so the parent's list covers them).
+run (worker processes load a subset of the parent's modules, so the parent's list covers them)
+and of every file under ``cards/`` the run opened (the dataset card templates).
 """
 
 from __future__ import annotations
@@ -28,13 +29,24 @@ def loaded_files(root: Path) -> list[str]:
 def main() -> int:
     out, argv = Path(sys.argv[1]), sys.argv[3:]  # sys.argv[2] is the "benchsmith" of the cmd
     import benchsmith
-    from benchsmith.cli import main as cli_main
 
     root = Path(benchsmith.__file__).resolve().parents[1]
+    opened: set[str] = set()
+
+    def watch(event: str, args: tuple) -> None:
+        if event == "open" and isinstance(args[0], str | Path):
+            path = Path(args[0]).resolve()
+            if (root / "cards") in path.parents and path.suffix == ".j2":
+                opened.add(path.relative_to(root).as_posix())
+
+    sys.addaudithook(watch)
+    from benchsmith.cli import main as cli_main
+
     try:
         code = cli_main(argv)
     finally:
-        out.write_text("\n".join(loaded_files(root)) + "\n", encoding="utf-8")
+        files = sorted({*loaded_files(root), *opened})
+        out.write_text("\n".join(files) + "\n", encoding="utf-8")
     return code
 
 

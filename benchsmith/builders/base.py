@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import argparse
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # the heavy modules load only when a command needs them
 
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
-    from benchsmith.publish.audit import AuditReport
 
 Rows = list[dict[str, Any]]
 
@@ -110,6 +110,74 @@ class Publication(ABC):
         return f"{self.family} publish: {len(info['configs'])} configs"
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass
+class AuditReport:
+    """What an audit checked and every difference it found."""
+
+    subject: str
+    rows_checked: int = 0
+    failures: list[str] = field(default_factory=list)
+    decisions: list[dict[str, str]] = field(default_factory=list)
+    sources_verified: set[str] = field(default_factory=set)
+    checks: Counter = field(default_factory=Counter)  # (kind, what) -> count
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def fail(
+        self,
+        problem: str,
+        *,
+        config: str | None = None,
+        row: str | None = None,
+        column: str | None = None,
+        published: Any = None,
+        derived: Any = None,
+        path: str | Path | None = None,
+    ) -> None:
+        """Record one difference: where (config/row [column]), what, and the file involved."""
+        if row is not None and config is not None and str(row).startswith(f"{config}/"):
+            config = None  # the row id already names its config (VL-ICL: clevr/query/00003)
+        where = "/".join(str(p) for p in (config, row) if p is not None)
+        if column:
+            where = f"{where} [{column}]" if where else f"[{column}]"
+        text = f"{where}: {problem}" if where else problem
+        if column and (published is not None or derived is not None):
+            text += f" (published {_short(published)}, re-derived {_short(derived)})"
+        if path is not None:
+            text += f": {path}"
+        self.failures.append(text)
+
+    def checked(self, kind: str, what: str, count: int = 1) -> None:
+        """Count a check that passed, e.g. ``checked("images", "re-rendered byte-identical")``."""
+        self.checks[(kind, what)] += count
+
+    def count(self, kind: str, what: str) -> int:
+        return self.checks[(kind, what)]
+
+    def render(self) -> str:
+        """Verdict line, what was checked, then failures and the rows' decisions."""
+        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}"]
+        lines.append(f"  {'rows':<9} {self.rows_checked} row(s) checked")
+        lines.append(
+            f"  {'sources':<9} {len(self.sources_verified)} file(s) match their recorded sha256"
+        )
+        for (kind, what), n in sorted(self.checks.items()):
+            lines.append(f"  {kind:<9} {n} {what}")
+        lines += [f"  FAIL      {f}" for f in self.failures]
+        lines += [
+            f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
+            for d in self.decisions
+        ]
+        return "\n".join(lines)
+
+
 class RowAuditor(ABC):
     """Re-derives the published rows of one dataset from their recorded sources.
 
@@ -162,6 +230,7 @@ class DatasetKind(Protocol):
 
     name: str
     root_names: tuple[str, ...]
+    audit_help: str  # what `audit` re-derives for it and what its --id values are
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
@@ -178,6 +247,7 @@ class Family(ABC):
     summary: ClassVar[str]  # one line for `benchsmith build --help`
     steps: ClassVar[tuple[Step, ...]] = ()
     root_names: ClassVar[tuple[str, ...]] = ()  # what `audit --root NAME=DIR` accepts
+    audit_help: ClassVar[str] = ""  # what `audit` re-derives, and what --id names
 
     @abstractmethod
     def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
-from benchsmith.commands._common import add_root_option, dataset_kind, parse_roots
+from benchsmith.commands._common import (
+    add_root_option,
+    dataset_kind,
+    dataset_kinds,
+    parse_roots,
+)
 
 DESCRIPTION = """\
 Prove where published rows came from. For every row selected (all rows by default; --config
 and --id narrow it down), every source file named in its provenance must exist with its
-recorded sha256 (each file is hashed once), and the family re-derives the row from those
-sources and its recorded settings:
+recorded sha256 (each file is hashed once), and the dataset's family re-derives the row from
+those sources and its recorded settings:
 
-  mmneedle  stitched images re-render byte-identically from their COCO cells; a sample's
-            captions are in the captions file under their annotation ids and its haystack's
-            stitched images re-render
-  vlicl     embedded images equal their source files, operator images re-render with the
-            recorded font, CLEVR answers recount from the scenes; episodes name published rows
-  curated   the decision log and the source files are unchanged, each row carries exactly its
-            decisions and its source row is unchanged; an --id that curation dropped shows the
-            stage and reason that removed it
+{kinds}
 
 Exit 0 when everything holds, 1 with a line per difference (config/row [column] and the file
 involved), 2 on bad arguments.
@@ -31,7 +30,14 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser = subparsers.add_parser(
         "audit",
         help="verify published rows against their sources (re-render, recount, re-check)",
-        description=DESCRIPTION,
+        description=DESCRIPTION.format(
+            kinds="\n".join(
+                textwrap.fill(
+                    k.audit_help, 92, initial_indent=f"  {k.name:<9} ", subsequent_indent=" " * 12
+                )
+                for k in dataset_kinds()
+            )
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
@@ -43,8 +49,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         nargs="+",
         dest="row_ids",
         metavar="ID",
-        help="only these rows: sample_id (MMNeedle samples), stitched_id (haystacks_n{N}), id "
-        "(VL-ICL, e.g. clevr/query/00003), the source id (curated)",
+        help="only these rows (what an id is, per family: see above)",
     )
     add_root_option(parser)
     parser.set_defaults(handler=run_audit)

@@ -48,7 +48,6 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
             p.set_defaults(handler=run_source)
 
 
-
 def _add_verb_arguments(verb: str, source, parser: argparse.ArgumentParser) -> None:
     if verb == "link":
         parser.add_argument("src", type=Path, metavar="SRC", help="your existing copy")

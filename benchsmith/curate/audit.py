@@ -12,18 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow.parquet as pq
 
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import AuditReport, RowAuditor
 from benchsmith.core.hashing import sha256_file
 from benchsmith.curate.publication import DECISIONS_FILE
 from benchsmith.hf.dataset_view import row_digest
 from benchsmith.hf.reader import iter_row_batches, split_files
-
-if TYPE_CHECKING:
-    from benchsmith.publish.audit import AuditReport
 
 DECISION_FIELDS = ("stage", "action", "reason", "evidence")
 

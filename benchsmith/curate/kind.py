@@ -16,6 +16,11 @@ from typing import Any
 class CuratedKind:
     name = "curated"
     root_names = ("source",)
+    audit_help = (
+        "the decision log and the source files are unchanged, each row carries exactly its "
+        "decisions and its source row is unchanged; an --id that curation dropped shows the "
+        "stage and reason that removed it. --id: the source dataset's id"
+    )
 
     def auditor(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
         from benchsmith.curate.audit import CuratedAuditor

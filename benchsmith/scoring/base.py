@@ -93,7 +93,25 @@ class Scorer(ABC):
     family: ClassVar[str]
     summary: ClassVar[str]  # one line
     description: ClassVar[str]  # the answer-extraction policy, for --help
+    headline: ClassVar[str]  # the report's main accuracy, as a dotted path ("overall.accuracy")
     options: ClassVar[tuple[ScoreOption, ...]] = ()
+
+    @abstractmethod
+    def reference_predictions(
+        self, dataset_dir: Path, config: str, response: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Prediction rows in this scorer's format answering every sample of ``config`` with its
+        gold answer (or with ``response``): what a perfect run writes, to check a setup."""
+
+    def scores_config(self, config: str) -> bool:
+        """Whether ``config`` holds scorable samples (not, e.g., a config of shared images)."""
+        return True
+
+    def headline_value(self, report: dict[str, Any]) -> float | None:
+        value: Any = report
+        for key in self.headline.split("."):
+            value = value[key]
+        return value
 
     @abstractmethod
     def score_file(

@@ -284,6 +284,7 @@ def score_predictions(
 class MmneedleScorer(Scorer):
     family = "mmneedle"
     summary = "existence / index / exact accuracy of m{M}_n{N}_k{K} configs"
+    headline = "exact_accuracy"
     description = """\
 Predictions: JSONL, one object per line, {"sample_id": 0, "response": "3, 1, 2"}; extra keys
 are ignored, sample_id may be an int or a numeric string, response may be null.
@@ -335,6 +336,17 @@ is scored as the original did), and "unparsed" still reports the lenient parser'
         **_: Any,
     ) -> dict[str, Any]:
         return score_predictions(dataset_dir, config, predictions, strict=strict, subset=subset)
+
+    def scores_config(self, config: str) -> bool:
+        return not config.startswith("haystacks_")  # stitched images, referenced by samples
+
+    def reference_predictions(
+        self, dataset_dir: Path, config: str, response: str | None = None
+    ) -> list[dict[str, Any]]:
+        return [
+            {"sample_id": g.sample_id, "response": g.gold_answer if response is None else response}
+            for g in load_gold(dataset_dir, config)
+        ]
 
 
 MMNEEDLE_SCORER = MmneedleScorer()

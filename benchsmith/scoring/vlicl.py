@@ -300,10 +300,10 @@ def score_vlicl(
 class VliclScorer(Scorer):
     family = "vlicl"
     summary = "accuracy per shot count of the VL-ICL task configs (query split)"
+    headline = "overall.accuracy"
     description = """\
-Score VL-ICL predictions against one published task config (its query split) and print a JSON
-report to stdout. Configs: open_mi, matching_mi, clevr, operator_induction,
-operator_induction_interleaved.
+Configs: open_mi, matching_mi, clevr, operator_induction, operator_induction_interleaved
+(their query split).
 
 Predictions: JSONL, one object per line,
   {"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}
@@ -370,6 +370,23 @@ and absent rows still count as wrong in this mode.
             mode="legacy" if legacy_normalisation else "fixed",
             strict=strict_ids,
         )
+
+    def scores_config(self, config: str) -> bool:
+        return config != "episodes"  # demonstrations, not questions
+
+    def reference_predictions(
+        self, dataset_dir: Path, config: str, response: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Zero-shot, seed 0: one row per query."""
+        return [
+            {
+                "query_id": g.query_id,
+                "n_shot": 0,
+                "seed": 0,
+                "response": g.answer if response is None else response,
+            }
+            for g in load_gold(dataset_dir, config)
+        ]
 
 
 VLICL_SCORER = VliclScorer()

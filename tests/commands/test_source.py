@@ -94,6 +94,7 @@ def test_miniimagenet_link_of_a_ravi_folder_links_it_and_checks_it(tmp_path, cap
     root = write_sample_miniimagenet(tmp_path / "mini")
     assert main(["source", "link", "miniimagenet", str(root), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "images").is_symlink()
+
     def listing(mini):
         return {s: [(i.filename, i.label) for i in rows] for s, rows in mini.splits.items()}
 

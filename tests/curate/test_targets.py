@@ -92,6 +92,25 @@ def test_targets_curate_every_entry_with_its_own_settings(two_datasets, tmp_path
     assert f"-> {plain}" in summary and f"-> {against}" in summary
 
 
+def test_curated_datasets_carry_the_project_version(two_datasets, tmp_path):
+    """The DVC stage passes no --version: the dataset version comes from params.yaml."""
+    first, _ = two_datasets
+    params = tmp_path / "params.yaml"
+    targets = [{"name": "plain", "dataset": str(first), "config": "vqa"}]
+    params.write_text(
+        yaml.safe_dump({"version": "2.7.1", "curate": {"targets": targets}}), encoding="utf-8"
+    )
+    root = tmp_path / "curated"
+    assert main(["curate", "--targets", "--params", str(params), "--out", str(root)]) == 0
+    info = json.loads((root / "plain" / "build_info.json").read_text(encoding="utf-8"))
+    assert info["version"] == "2.7.1"
+    assert "version: 2.7.1" in (root / "plain" / "README.md").read_text(encoding="utf-8")
+    out = tmp_path / "flag"
+    cmd = ["curate", str(first), "--config", "vqa", "--params", str(params), "--out", str(out)]
+    assert main([*cmd, "--version", "3.0.0"]) == 0
+    assert json.loads((out / "build_info.json").read_text(encoding="utf-8"))["version"] == "3.0.0"
+
+
 def test_a_target_without_config_fails_before_any_curation(two_datasets, tmp_path, capsys):
     first, _ = two_datasets
     params = write_params(

@@ -19,18 +19,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import AuditReport, RowAuditor
 from benchsmith.builders.mmneedle.features import haystack_config
 from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.hf.reader import read_rows
 from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME, clean_caption
-
-if TYPE_CHECKING:
-    from benchsmith.publish.audit import AuditReport
 
 ROOT_NAMES = ("captions", "images")
 

@@ -17,6 +17,11 @@ class MmneedleFamily(Family):
     summary = "Multimodal Needle in a Haystack from COCO 2014 val: plan -> render -> publish"
     steps = cli.STEPS
     root_names = ("captions", "images")
+    audit_help = (
+        "stitched images re-render byte-identically from their COCO cells; a sample's captions "
+        "are in the captions file under their annotation ids and its haystack's stitched images "
+        "re-render. --id: sample_id (m{M}_n{N}_k{K}) or stitched_id (haystacks_n{N})"
+    )
 
     def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
         cli.add_publish_arguments(parser)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import AuditReport, RowAuditor
 from benchsmith.builders.vlicl.build_dir import resolve_roots
 from benchsmith.builders.vlicl.features import CLEVR_ATTRIBUTES, EPISODES_CONFIG, SPLITS
 from benchsmith.builders.vlicl.operator_images import (
@@ -33,9 +33,6 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.hf.reader import read_columns
 from benchsmith.sources.clevr.reader import read_clevr_scenes
-
-if TYPE_CHECKING:
-    from benchsmith.publish.audit import AuditReport
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to
 DATASET_ROOTS = {"miniimagenet": "miniimagenet", "clevr": "clevr", "vl-icl": "ingest"}

@@ -18,22 +18,14 @@ from typing import Any
 from benchsmith.builders.vlicl import SPLITS
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_bytes, sha256_file
+from benchsmith.core.json_files import read_jsonl
 
 _REBUILD = "rerun `benchsmith build vlicl plan` to rewrite the build directory"
 
 
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        raise BenchsmithError("build file missing", path=path, fix=_REBUILD)
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise BenchsmithError(
-                        f"line {number} is not valid JSON ({exc.msg})", path=path, fix=_REBUILD
-                    ) from exc
+    for _, row in read_jsonl(path, what="plan rows", fix=_REBUILD):
+        yield row
 
 
 @dataclass(frozen=True)

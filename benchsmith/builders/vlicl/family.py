@@ -17,6 +17,11 @@ class VliclFamily(Family):
     summary = "in-context-learning episodes from MiniImageNet, CLEVR and rendered operators"
     steps = cli.STEPS
     root_names = cli.ROOT_NAMES
+    audit_help = (
+        "embedded images equal their source files, operator images re-render with the recorded "
+        "font, CLEVR answers recount from the scenes; episodes name published rows. --id: the "
+        "row id, e.g. clevr/query/00003"
+    )
 
     def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
         cli.add_publish_arguments(parser)

@@ -128,7 +128,9 @@ def test_checksum_mismatch_is_an_error(server: FileServer, tmp_path: Path, sampl
     build_clevr_zip(sample, server.root / ZIP_NAME, extra={"CLEVR_v1.0/README.txt": b"changed"})
     with pytest.raises(SourceError, match="checksum") as info:
         fetch(server, tmp_path, downloads="fresh")
-    assert "sources.lock.json" in str(info.value) and "rerun `benchsmith source fetch clevr`" in str(info.value)
+    assert "sources.lock.json" in str(
+        info.value
+    ) and "rerun `benchsmith source fetch clevr`" in str(info.value)
     assert not (tmp_path / "fresh" / ZIP_NAME).exists()
 
 
@@ -138,7 +140,9 @@ def test_truncated_zip_names_the_clevr_fetch(server: FileServer, tmp_path: Path)
     (server.root / "cut" / ZIP_NAME).write_bytes(whole[: len(whole) // 2])
     with pytest.raises(SourceError, match="corrupt or truncated") as info:
         fetch(server, tmp_path, name=f"cut/{ZIP_NAME}")
-    assert "rerun `benchsmith source fetch clevr`" in str(info.value) and "coco" not in str(info.value)
+    assert "rerun `benchsmith source fetch clevr`" in str(info.value) and "coco" not in str(
+        info.value
+    )
 
 
 def test_traversal_entry_is_rejected(server: FileServer, tmp_path: Path, sample: Path) -> None:

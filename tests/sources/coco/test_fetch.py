@@ -113,7 +113,9 @@ def test_changed_server_file_fails_the_lock_checksum(
     build_coco_zips(sample, server.root)
     with pytest.raises(SourceError, match="checksum") as info:
         fetch(server, tmp_path, downloads="fresh-downloads")
-    assert "coco.lock.json" in str(info.value) and "`benchsmith source fetch coco`" in str(info.value)
+    assert "coco.lock.json" in str(info.value) and "`benchsmith source fetch coco`" in str(
+        info.value
+    )
     assert not (tmp_path / "fresh-downloads" / IMAGES_ZIP).exists()
 
 

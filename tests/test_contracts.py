@@ -1,0 +1,141 @@
+"""The contracts every registered family, stage and source keeps, checked the same way for all.
+
+Families: the sample profile's pipeline for the family (its stages in ``dvc.yaml`` and the
+source stages they read) builds and publishes it; ``load_dataset`` loads every config offline;
+the audit passes for one row of every config with row ids; reference predictions (the gold
+answers, in the family scorer's format) score 1.0 and empty answers score 0.0 on every scored
+config. Stages: every reason code is explained in the curated card, every setting is spelled
+out in ``params.yaml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shlex
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+
+from benchsmith.builders import FAMILIES
+from benchsmith.cli import main
+from benchsmith.publish.audit import audit_dataset
+from benchsmith.scoring import SCORERS
+from benchsmith.stages import STAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+PIPELINE = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+
+
+def family_stages(family: str) -> list[str]:
+    """The family's dvc stages, preceded by the source stages their deps read, in dvc order."""
+    own = [name for name in PIPELINE if name.startswith(f"{family}_")]
+    sources = {
+        f"{dep.split('/')[2]}_source"
+        for name in own
+        for dep in PIPELINE[name]["deps"]
+        if dep.startswith("data/sources/")
+    }
+    return [name for name in PIPELINE if name in sources or name in own]
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory) -> dict[str, Path]:
+    """Every family built and published from sample sources by its own pipeline stages."""
+    project = tmp_path_factory.mktemp("contracts")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["mmneedle"]["sizes"]["sample"] = {"pool_size": 12, "samples_per_config": 4}
+    params["mmneedle"]["render"]["workers"] = 1
+    (project / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    cwd = Path.cwd()
+    out = {}
+    try:
+        os.chdir(project)
+        for family in FAMILIES:
+            for stage in family_stages(family.name):
+                argv = shlex.split(PIPELINE[stage]["cmd"])[1:]
+                assert main(argv) == 0, stage
+            out[family.name] = project / family.default_out(params)
+    finally:
+        os.chdir(cwd)
+    return out
+
+
+def test_every_family_has_a_pipeline_and_a_scorer():
+    assert FAMILIES.names() == SCORERS.names()
+    for family in FAMILIES:
+        stages = family_stages(family.name)
+        assert any(s.startswith(f"{family.name}_") for s in stages), family.name
+        assert f"{family.name}_publish" in stages
+        assert family.steps and all(step.description for step in family.steps)
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_every_config_loads_offline(published, name):
+    folder = published[name]
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    assert info["family"] == name and info["configs"]
+    for config, splits in info["configs"].items():
+        for split, written in splits.items():
+            rows = datasets.load_dataset(str(folder), config, split=split)
+            assert rows.num_rows == written["num_examples"], (config, split)
+            assert "provenance" in rows.column_names
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_one_row_of_every_config_audits_clean(published, name, monkeypatch):
+    monkeypatch.chdir(published[name].parents[1])  # source roots are recorded as given
+    family = FAMILIES.get(name)
+    folder = published[name]
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    auditor = family.auditor(folder, info, {})
+    audited = 0
+    for config, splits in info["configs"].items():
+        column = auditor.id_column(config)
+        if column is None:
+            continue
+        split = sorted(splits)[0]
+        first = datasets.load_dataset(str(folder), config, split=split)[0][column]
+        report = audit_dataset(folder, family, configs=[config], ids=[str(first)])
+        assert report.ok and report.rows_checked >= 1, report.render()
+        audited += 1
+    assert audited >= 1
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_reference_predictions_score_one_and_empty_answers_zero(published, name, tmp_path):
+    scorer = SCORERS.get(name)
+    folder = published[name]
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    scored = [c for c in info["configs"] if scorer.scores_config(c)]
+    assert scored
+    for config in scored:
+        for response, expected in ((None, 1.0), ("", 0.0)):
+            rows = scorer.reference_predictions(folder, config, response)
+            path = tmp_path / f"{config}-{expected}.jsonl"
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+            report = scorer.score_file(folder, config, path)
+            assert scorer.headline_value(report) == expected, (config, response)
+
+
+def test_every_stage_reason_is_explained_in_the_curated_card(published, tmp_path):
+    out = tmp_path / "curated"
+    assert main(["curate", str(published["vlicl"]), "--config", "clevr", "--split", "query",
+                 "--out", str(out)]) == 0  # fmt: skip
+    card = (out / "README.md").read_text(encoding="utf-8")
+    for stage in STAGES:
+        for code, meaning in stage.reasons.items():
+            assert f"`{code}`" in card and meaning in card, (stage.name, code)
+
+
+def test_every_stage_setting_is_in_params_yaml():
+    section = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["curate"]
+    for stage in STAGES:
+        block = section if stage.params_key is None else section[stage.params_key]
+        names = {f.name for f in dataclasses.fields(stage.settings_type)}
+        assert names <= set(block), (stage.name, names - set(block))
+        for flag in stage.flags:
+            assert flag.field in names, (stage.name, flag.flag)
