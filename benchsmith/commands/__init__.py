@@ -5,9 +5,11 @@ positional arguments after the verb, so a verb can build only the family or sour
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 
 def _module(name: str) -> Callable[[], ModuleType]:
@@ -48,3 +50,21 @@ VERBS = (
         _module("predict"),
     ),
 )
+
+
+def family_subparsers(
+    parser: argparse.ArgumentParser, words: list[str]
+) -> tuple[argparse._SubParsersAction, list[Any]]:
+    """A ``FAMILY`` subcommand per registered family, and the families to build in full: the one
+    named in ``words`` (only its code is imported), or all of them (for ``--help``). The others
+    are listed by name only."""
+    from benchsmith.builders import FAMILIES
+
+    wanted = words[0] if words and words[0] in FAMILIES.names() else None
+    families = parser.add_subparsers(dest="family", metavar="FAMILY", required=True)
+    if wanted is None:
+        return families, list(FAMILIES)
+    for name in FAMILIES.names():
+        if name != wanted:
+            families.add_parser(name)
+    return families, [FAMILIES.get(wanted)]

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from benchsmith.builders import FAMILIES
+from benchsmith.commands import family_subparsers
 
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
-    wanted = words[0] if words and words[0] in FAMILIES.names() else None
-    chosen = [FAMILIES.get(wanted)] if wanted else list(FAMILIES)
     parser = subparsers.add_parser(
-        "build",
-        help="run one build step of a benchmark family (plan, render, leakage, ...)",
-        description="Run one build step of a benchmark family. Families: "
-        + "; ".join(
-            f"{f.name}: {f.summary} (steps: {', '.join(s.name for s in f.steps)})" for f in chosen
-        ),
+        "build", help="run one build step of a benchmark family (plan, render, leakage, ...)"
     )
-    families = parser.add_subparsers(dest="family", metavar="FAMILY", required=True)
-    for name in FAMILIES.names():
-        if name != wanted and wanted is not None:
-            families.add_parser(name)  # listed only: this command runs another family
+    families, chosen = family_subparsers(parser, words)
+    parser.description = "Run one build step of a benchmark family. Families: " + "; ".join(
+        f"{f.name}: {f.summary} (steps: {', '.join(s.name for s in f.steps)})" for f in chosen
+    )
     for family in chosen:
         family_parser = families.add_parser(
             family.name, help=family.summary, description=f"{family.title}: {family.summary}."

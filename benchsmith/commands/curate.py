@@ -7,6 +7,7 @@ the ``curate:`` block of ``params.yaml``, then from the flags.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from benchsmith.commands._common import COLUMN_ROLES, column_roles
@@ -16,7 +17,10 @@ from benchsmith.stages import STAGES
 
 
 def description() -> str:
-    stages = "\n".join(f"  {s.name:<17} {s.summary}" for s in STAGES)
+    stages = "\n".join(
+        textwrap.fill(s.summary, 96, initial_indent=f"  {s.name:<17} ", subsequent_indent=" " * 20)
+        for s in STAGES
+    )
     return f"""\
 Curate one config and split of a dataset in Hugging Face parquet layout (a benchsmith build or
 any Hub dataset downloaded locally). Stages run in order, each on the samples the previous ones
@@ -72,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
             flag.add_to(group)
     llm = p.add_argument_group("LLM client (review and text-only stages)")
     for flag, _, help_text, kind in LLM_FLAGS:
-        llm.add_argument(flag, dest=flag_dest(flag), type=kind, help=help_text)
+        metavar = {int: "N", str: "URL"}.get(kind, "DIR")
+        llm.add_argument(flag, dest=flag_dest(flag), type=kind, metavar=metavar, help=help_text)
     p.set_defaults(handler=run_curate)
 
 

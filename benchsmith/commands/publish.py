@@ -11,12 +11,11 @@ import argparse
 from pathlib import Path
 
 from benchsmith.builders import FAMILIES
+from benchsmith.commands import family_subparsers
 from benchsmith.core.params import add_params_option, load_params, section
 
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
-    wanted = words[0] if words and words[0] in FAMILIES.names() else None
-    chosen = [FAMILIES.get(wanted)] if wanted else list(FAMILIES)
     parser = subparsers.add_parser(
         "publish",
         help="write a family's build as a Hugging Face dataset folder (card, build_info, shards)",
@@ -25,10 +24,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         "with the configs YAML) and build_info.json. Loads offline with "
         "datasets.load_dataset(DIR, CONFIG).",
     )
-    families = parser.add_subparsers(dest="family", metavar="FAMILY", required=True)
-    for name in FAMILIES.names():
-        if name != wanted and wanted is not None:
-            families.add_parser(name)  # listed only: this command publishes another family
+    families, chosen = family_subparsers(parser, words)
     for family in chosen:
         p = families.add_parser(
             family.name,

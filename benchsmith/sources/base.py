@@ -116,6 +116,15 @@ class Source(ABC):
         """Sample, link or fetch as ``params.yaml``'s profile and ``sources.<name>`` say."""
         profile = profile_of(dict(params))
         configured = section(dict(params), "sources", self.name, profile)
+        options = self.sample_options if profile == "sample" else self.fetch_options
+        known = {o.name for o in options} | ({"local_dir"} if profile == "full" else set())
+        unknown = sorted(set(configured) - known)
+        if unknown:
+            raise BenchsmithError(
+                f"unknown setting(s) sources.{self.name}.{profile}: {', '.join(unknown)}",
+                path="params.yaml",
+                fix=f"valid keys: {', '.join(sorted(known)) or '(none)'}",
+            )
         if profile == "sample":
             seed = int(params.get("seed", 0))
             return self.sample(

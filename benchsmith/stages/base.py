@@ -109,13 +109,16 @@ class Flag:
         if self.kind == "off":
             group.add_argument(self.flag, dest=self.dest, action="store_true", help=self.help)
             return
+        metavar = self.metavar
+        if metavar is None and self.choices is None:
+            metavar = "N" if self.type in (int, float) else "VALUE"
         group.add_argument(
             self.flag,
             dest=self.dest,
             type=self.type,
             choices=self.choices,
             nargs="+" if self.kind == "list" else None,
-            metavar=self.metavar,
+            metavar=metavar,
             help=self.help,
         )
 

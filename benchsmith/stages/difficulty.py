@@ -49,7 +49,7 @@ class DifficultyStage(Stage):
     }
     flags = (
         Flag("--judges", "files", "judge predictions JSONL", "list", Path, metavar="FILE"),
-        Flag("--metric", "metric", METRIC_HELP),
+        Flag("--metric", "metric", METRIC_HELP, metavar="METRIC"),
         Flag("--cutoff", "cutoff", "override the metric's correctness cutoff", type=float),
         Flag("--bins", "bins", "bin edges preset", choices=("paper", "code")),
         Flag(

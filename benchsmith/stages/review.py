@@ -40,7 +40,7 @@ class ReviewStage(Stage):
         "ZERO_PASS_HUMAN_REJECT": "no judge solved it and a human reviewer rejected it",
     }
     flags = (
-        Flag("--review-model", "model", "model for the zero-pass YES/NO check"),
+        Flag("--review-model", "model", "model for the zero-pass YES/NO check", metavar="MODEL"),
         Flag(
             "--review-detail",
             "detail",

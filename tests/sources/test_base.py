@@ -72,3 +72,15 @@ def test_unknown_source_lists_the_known_ones() -> None:
     with pytest.raises(BenchsmithError, match="unknown source 'imagenet'") as info:
         SOURCES.get("imagenet")
     assert all(name in str(info.value) for name in SOURCES.names())
+
+
+def test_a_typo_in_the_params_block_is_an_error_naming_the_valid_keys(tmp_path: Path) -> None:
+    coco = SOURCES.get("coco")
+    params = {"profile": "sample", "sources": {"coco": {"sample": {"n_imagse": 30}}}}
+    with pytest.raises(BenchsmithError, match="sources.coco.sample: n_imagse") as info:
+        coco.prepare(tmp_path / "out", params)
+    assert "n_images" in str(info.value) and not (tmp_path / "out").exists()
+    full = {"profile": "full", "sources": {"coco": {"full": {"local_dri": "/x"}}}}
+    with pytest.raises(BenchsmithError, match="local_dri") as info:
+        coco.prepare(tmp_path / "out", full)
+    assert "local_dir" in str(info.value)
