@@ -34,6 +34,14 @@ def sample_coco(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_project(tmp_path_factory) -> Path:
+    """The whole sample pipeline run once by its dvc.yaml commands (read-only for tests)."""
+    from project_fixtures import build_sample_project
+
+    return build_sample_project(tmp_path_factory.mktemp("project") / "project")
+
+
+@pytest.fixture(scope="session")
 def built(tmp_path_factory, sample_coco) -> dict[str, Path]:
     """plan -> render -> publish of the sample profile sizes (pool 20, 10 samples per config)."""
     root = tmp_path_factory.mktemp("build")

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from benchsmith.builders.audit_report import AuditReport
 
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
@@ -79,15 +80,27 @@ class Card:
     default_config: str | None = None
 
 
+BUILD_FACTS: dict[str, str] = {
+    "provenance.code_revision": "which code ran: a fact recorded by the build, not derivable",
+    "provenance.builder_version": "which benchsmith version ran: recorded, not derivable",
+}
+
+
 class Publication(ABC):
     """What one publish run writes; the publisher stages the folder, shards, info and card."""
 
     family: str  # build_info["family"]
     card_template: str  # file name in cards/
+    audit_how: ClassVar[str] = ""  # for the card: how `benchsmith audit` re-derives the rows
+    not_rederived: ClassVar[dict[str, str]] = BUILD_FACTS  # fields the audit cannot re-derive
 
     @abstractmethod
     def configs(self) -> Iterable[ConfigSpec]:
         """Configs in the order they are written."""
+
+    def input_paths(self) -> list[Path]:
+        """Files and folders the publication reads: the output may be none of them."""
+        return []
 
     def copy_configs(self, staging: Path) -> list[CopiedConfig]:
         """Configs written by copying files into ``staging`` (none by default)."""
@@ -110,74 +123,6 @@ class Publication(ABC):
         return f"{self.family} publish: {len(info['configs'])} configs"
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-@dataclass
-class AuditReport:
-    """What an audit checked and every difference it found."""
-
-    subject: str
-    rows_checked: int = 0
-    failures: list[str] = field(default_factory=list)
-    decisions: list[dict[str, str]] = field(default_factory=list)
-    sources_verified: set[str] = field(default_factory=set)
-    checks: Counter = field(default_factory=Counter)  # (kind, what) -> count
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def fail(
-        self,
-        problem: str,
-        *,
-        config: str | None = None,
-        row: str | None = None,
-        column: str | None = None,
-        published: Any = None,
-        derived: Any = None,
-        path: str | Path | None = None,
-    ) -> None:
-        """Record one difference: where (config/row [column]), what, and the file involved."""
-        if row is not None and config is not None and str(row).startswith(f"{config}/"):
-            config = None  # the row id already names its config (VL-ICL: clevr/query/00003)
-        where = "/".join(str(p) for p in (config, row) if p is not None)
-        if column:
-            where = f"{where} [{column}]" if where else f"[{column}]"
-        text = f"{where}: {problem}" if where else problem
-        if column and (published is not None or derived is not None):
-            text += f" (published {_short(published)}, re-derived {_short(derived)})"
-        if path is not None:
-            text += f": {path}"
-        self.failures.append(text)
-
-    def checked(self, kind: str, what: str, count: int = 1) -> None:
-        """Count a check that passed, e.g. ``checked("images", "re-rendered byte-identical")``."""
-        self.checks[(kind, what)] += count
-
-    def count(self, kind: str, what: str) -> int:
-        return self.checks[(kind, what)]
-
-    def render(self) -> str:
-        """Verdict line, what was checked, then failures and the rows' decisions."""
-        lines = [f"audit {self.subject}: {'OK' if self.ok else 'FAILED'}"]
-        lines.append(f"  {'rows':<9} {self.rows_checked} row(s) checked")
-        lines.append(
-            f"  {'sources':<9} {len(self.sources_verified)} file(s) match their recorded sha256"
-        )
-        for (kind, what), n in sorted(self.checks.items()):
-            lines.append(f"  {kind:<9} {n} {what}")
-        lines += [f"  FAIL      {f}" for f in self.failures]
-        lines += [
-            f"  decision  {d['stage']}: {d['action']} {d['reason']} {d['evidence']}"
-            for d in self.decisions
-        ]
-        return "\n".join(lines)
-
-
 class RowAuditor(ABC):
     """Re-derives the published rows of one dataset from their recorded sources.
 
@@ -186,11 +131,16 @@ class RowAuditor(ABC):
     :meth:`audit_row`; a whole-dataset audit ends with :meth:`check_whole`. A row whose own
     source files differ is not re-derived (the changed file is the finding).
 
-    ``files`` is set by the audit before any check: ``files.verify(path, sha256, report)``
-    hashes a file once per audit, for sources a hook reaches itself (a sample's haystack).
+    Set by the audit before any check: ``files`` (``files.verify(path, sha256, report)`` and
+    ``files.sha256(path)`` hash a file once per audit, for sources a hook reaches itself),
+    ``whole`` (every row of ``configs`` is audited, not some ids: a hook may re-derive them in
+    bulk) and ``workers`` (processes a hook may use).
     """
 
     files: Any = None
+    whole: bool = False
+    configs: tuple[str, ...] = ()
+    workers: int = 1
 
     def id_column(self, config: str) -> str | None:
         """Column whose value is a row's ``--id`` (None: rows of this config have no id)."""
@@ -204,6 +154,23 @@ class RowAuditor(ABC):
     def source_path(self, source: Mapping[str, Any]) -> Path | None:
         """Where a provenance source file is on this machine; None when it is not a file the
         audit should hash (rendered, or checked by :meth:`audit_row` itself)."""
+        return None
+
+    def match(
+        self, config: str, split: str, row_id: Any, expected: Mapping[Any, Any], seen: set[Any]
+    ) -> Any:
+        """The re-derived key a published row is compared with: its own id, or, when no
+        re-derived row has that id (a changed id), the unseen re-derived row at the same
+        position, so the changed id is named and the row's other columns are still compared.
+        None when neither exists."""
+        positions = self.__dict__.setdefault("_positions", {})
+        position = positions.get((config, split), 0)
+        positions[(config, split)] = position + 1
+        if row_id in expected:
+            return row_id
+        keys = self.__dict__.setdefault("_orders", {}).setdefault((config, split), list(expected))
+        if position < len(keys) and keys[position] not in seen:
+            return keys[position]
         return None
 
     def check_dataset(self, report: AuditReport) -> None:

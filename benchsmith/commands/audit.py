@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
 from pathlib import Path
 
@@ -52,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         help="only these rows (what an id is, per family: see above)",
     )
     add_root_option(parser)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="processes for bulk re-derivation, e.g. re-rendering every image (default: CPUs)",
+    )
     parser.set_defaults(handler=run_audit)
 
 
@@ -65,6 +73,7 @@ def run_audit(args: argparse.Namespace) -> int:
         configs=args.config,
         ids=args.row_ids,
         roots=parse_roots(args.root, kind),
+        workers=args.workers,
     )
     print(report.render())
     return 0 if report.ok else 1

@@ -12,14 +12,18 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.outputs import check_replaceable, mark, output_lock, restore_moved_aside
 
 
 def _tmp_sibling(path: Path, suffix: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=suffix, dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; written files get the usual mode
     os.close(fd)
     return Path(name)
 
@@ -60,35 +64,54 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: str | Path) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
     """Yield an empty staging directory that replaces ``path`` as a whole on success.
 
-    The old directory is moved aside and deleted only after the new one is in place, so a
-    crash at any point leaves either the old or the new complete output.
+    Only an output benchsmith wrote, and that is none of ``inputs``, is replaced
+    (:func:`benchsmith.core.outputs.check_replaceable`); a second run writing the same output
+    refuses (a lock). The old directory is moved aside and deleted only after the new one is in
+    place, so a crash at any point leaves either the old or the new complete output, and the
+    next run restores a moved-aside output whose replacement never arrived.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{path.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    inputs = list(inputs)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BenchsmithError(
+            f"cannot create the output's folder ({exc.strerror})",
+            path=path.parent,
+            fix="choose an output folder you can write (--out)",
+        ) from exc
+    with output_lock(path):
+        restore_moved_aside(path)
+        check_replaceable(path, inputs)
+        for stale in path.parent.glob(f".{path.name}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual permissions
+        try:
+            yield staging
+            mark(staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        old = None
+        try:
+            if path.exists():
+                old = path.parent / f".{path.name}.tmp-old-{os.getpid()}"
+                os.replace(path, old)
+            os.replace(staging, path)
+        except BaseException:
+            if old is not None and not path.exists():
+                os.replace(old, path)  # put the previous output back
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
-    staging.chmod(0o777 & ~umask)  # mkdtemp makes 0700; outputs get the usual permissions
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    old = None
-    try:
-        if path.exists():
-            old = path.parent / f".{path.name}.tmp-old-{os.getpid()}"
-            os.replace(path, old)
-        os.replace(staging, path)
-    except BaseException:
-        if old is not None and not path.exists():
-            os.replace(old, path)  # put the previous output back
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    return umask

@@ -6,6 +6,7 @@ logs stay readable. ``BENCHSMITH_PROGRESS=1`` forces them on, ``=0`` off.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -48,6 +49,22 @@ def progress_bar(
     )
 
 
+_quiet = 0
+
+
+@contextlib.contextmanager
+def quietly() -> Iterator[None]:
+    """Silence :func:`log` (e.g. while an audit re-runs a build whose status lines would only
+    confuse: they name scratch folders the user never asked for)."""
+    global _quiet
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
+
+
 def log(message: str) -> None:
     """User-facing status line on stderr (stdout is reserved for machine-readable output)."""
-    print(message, file=sys.stderr, flush=True)
+    if not _quiet:
+        print(message, file=sys.stderr, flush=True)

@@ -2,24 +2,28 @@
 
 Once per audit: the decision log must be the one the build wrote (sha256 in
 ``build_info.json``), the source parquet files must be unchanged, and configs copied for their
-images (MMNeedle's haystacks) must be byte copies of the source's shards. Per kept row: its
-provenance carries exactly its decisions from ``decisions.parquet``, no decision dropped it,
-and the source row still has the digest recorded in its provenance. An ``--id`` of a sample
-curation dropped is explained by its decisions (the stage and reason that removed it).
+images (MMNeedle's haystacks) must be byte copies of the source's shards. Each kept row is then
+re-derived from its source row and its decisions (:func:`~benchsmith.curate.publication.
+curated_row`: the source row unchanged, difficulty and n_correct from its difficulty decision,
+provenance extended with the decisions and the source row's digest) and compared column by
+column, and no decision may have dropped it. An ``--id`` of a sample curation dropped is
+explained by its decisions (the stage and reason that removed it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from benchsmith.builders.base import AuditReport, RowAuditor
+from benchsmith.builders.audit_report import AuditReport
+from benchsmith.builders.base import RowAuditor
 from benchsmith.core.hashing import sha256_file
-from benchsmith.curate.publication import DECISIONS_FILE
-from benchsmith.hf.dataset_view import row_digest
+from benchsmith.curate.publication import DECISIONS_FILE, curated_row, difficulty_of
 from benchsmith.hf.reader import iter_row_batches, split_files
 
 DECISION_FIELDS = ("stage", "action", "reason", "evidence")
@@ -34,7 +38,10 @@ class CuratedAuditor(RowAuditor):
         self.config, self.split = source["config"], source["split"]
         self.id_name = source["columns"]["id"]
         self._logged: dict[str, list[dict[str, str]]] | None = None
-        self._digests: dict[str, str] | None = None
+        self._kept: dict[str, None] = {}  # kept sample ids, in dataset order
+        self._seen: set[str] = set()
+        self._stream: Iterator[dict[str, Any]] | None = None
+        self._view: Any = None
 
     def audits_rows(self, config: str) -> bool:
         return config == self.config  # copied configs are checked shard by shard
@@ -51,8 +58,21 @@ class CuratedAuditor(RowAuditor):
             for row in pq.read_table(log_path).to_pylist():
                 entry = {k: row[k] or "" for k in DECISION_FIELDS}
                 self._logged.setdefault(row["sample_id"], []).append(entry)
-        for relative, digest in self.info["source"]["files"].items():
+            self._kept = {
+                sid: None
+                for sid, logged in self._logged.items()
+                if not any(d["action"] == "drop" for d in logged)
+            }
+        intact = all(
             self.files.verify(self.source_dir / relative, digest, report)
+            for relative, digest in self.info["source"]["files"].items()
+        )
+        if intact:
+            from benchsmith.curate.kind import CURATED
+            from benchsmith.hf.dataset_view import DatasetView
+
+            columns = CURATED.columns(self.info)
+            self._view = DatasetView(self.source_dir, self.config, self.split, columns)
         for config in self.info["source"].get("joined_configs") or []:
             for split in self.info["configs"].get(config, {}):
                 ours = split_files(self.dataset_dir, config, split)
@@ -63,53 +83,68 @@ class CuratedAuditor(RowAuditor):
                         config=config,
                         path=self.dataset_dir / "data" / config,
                     )
+                    self._compare_copied(config, split, report)
                 else:
                     report.checked("copied", f"config(s) equal to the source's ({config})")
 
-    def _source_digests(self) -> dict[str, str]:
-        """id -> row digest of every source row (streamed; only the digests are kept)."""
-        if self._digests is None:
-            self._digests = {}
-            for _, rows in iter_row_batches(self.source_dir, self.config, self.split):
-                for row in rows:
-                    self._digests[str(row[self.id_name])] = row_digest(row)
-        return self._digests
+    def _compare_copied(self, config: str, split: str, report: AuditReport) -> None:
+        """Name the rows and columns of a copied config that differ from the source's."""
+        join = (self.info["source"]["columns"].get("image_join") or {}).get("key")
+        ours = (r for _, rows in iter_row_batches(self.dataset_dir, config, split) for r in rows)
+        theirs = (r for _, rows in iter_row_batches(self.source_dir, config, split) for r in rows)
+        for index, (mine, source) in enumerate(zip(ours, theirs, strict=False)):
+            row_id = str(source.get(join, index)) if join else str(index)
+            report.compare_row(config, row_id, mine, source)
+
+    def _source_row(self, row_id: str) -> dict[str, Any] | None:
+        """The source row with this id: streamed in order (published rows are a subsequence
+        of the source split), or looked up with a filter when the stream has passed it."""
+        if self.whole:
+            if self._stream is None:
+                self._stream = (
+                    row
+                    for _, rows in iter_row_batches(self.source_dir, self.config, self.split)
+                    for row in rows
+                )
+            for row in self._stream:
+                if str(row[self.id_name]) == row_id:
+                    return row
+            self._stream = iter(())
+        dataset = pads.dataset([str(p) for p in self._view.files], format="parquet")
+        wanted = pads.field(self.id_name).cast(pa.string()) == row_id
+        rows = dataset.to_table(filter=wanted).to_pylist()
+        return rows[0] if len(rows) == 1 else None
 
     def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
         row_id = str(row[self.id_name])
-        if self._logged is None:
-            return  # the decision log itself failed its check (reported once)
-        logged = self._logged.get(row_id)
-        if not logged:
-            report.fail("not in the decision log", config=config, row=row_id, path=DECISIONS_FILE)
+        if self._logged is None or self._view is None:
+            return  # the decision log or the source failed its check (reported once)
+        key = row_id if row_id in self._logged else None
+        if key is None:
+            key = self.match(config, split, row_id, self._kept, self._seen)
+        if key is None:
+            report.fail("not in the decision log", config=config, row=row_id, column=self.id_name)
             return
+        self._seen.add(key)
+        logged = self._logged[key]
         if any(d["action"] == "drop" for d in logged):
             report.fail("was dropped but is in the published rows", config=config, row=row_id)
-        curated = [d for d in row["provenance"]["decisions"] if d["stage"].startswith("curate/")]
-        expected = [f"curate/{d['stage']}:{d['action']}:{d['reason']}" for d in logged]
-        found = [f"{d['stage']}:{d['action']}:{d['reason']}" for d in curated]
-        if expected != found:
-            report.fail(
-                f"provenance decisions differ from {DECISIONS_FILE}",
-                config=config,
-                row=row_id,
-                column="provenance",
-                published=found,
-                derived=expected,
-            )
-        recorded = row["provenance"]["sources"][-1]["sha256"]
-        actual = self._source_digests().get(row_id)
-        if actual is None:
+        source = self._source_row(key)
+        if source is None:
             report.fail("source row not found", config=config, row=row_id, path=self.source_dir)
-        elif actual != recorded:
-            report.fail(
-                f"source row changed (digest {actual[:12]} != recorded {recorded[:12]})",
-                config=config,
-                row=row_id,
-                path=self.source_dir,
-            )
-        else:
-            report.checked("rows", "source row(s) unchanged since curation")
+            return
+        expected = curated_row(
+            source,
+            self._view,
+            logged,
+            difficulty_of(logged),
+            self.info["params_hash"],
+            int(self.info["seed"]),
+        )
+        if not source.get("provenance"):  # a fresh provenance: its build facts are recorded
+            for fact in ("code_revision", "builder_version"):
+                expected["provenance"][fact] = row["provenance"].get(fact)
+        report.compare_row(config, row_id, row, expected)
 
     def unpublished_id(self, row_id: str, report: AuditReport) -> bool:
         logged = (self._logged or {}).get(row_id)

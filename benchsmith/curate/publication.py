@@ -15,7 +15,7 @@ import shutil
 import string
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
 import pyarrow.dataset as pads
@@ -114,6 +114,33 @@ def curated_provenance(
     )
 
 
+def curated_row(
+    row: dict[str, Any],
+    view: DatasetView,
+    decisions: list[dict[str, Any]],
+    difficulty: tuple[str, int],
+    p_hash: str,
+    seed: int,
+) -> dict[str, Any]:
+    """A kept source row as published: unchanged, plus difficulty, n_correct and provenance."""
+    out = {k: v for k, v in row.items() if k not in ("difficulty", "n_correct")}
+    out["difficulty"], out["n_correct"] = difficulty
+    out["provenance"] = curated_provenance(row, view, decisions, p_hash, seed)
+    return out
+
+
+def difficulty_of(decisions: list[dict[str, Any]]) -> tuple[str, int]:
+    """(bin, n_correct) from a sample's difficulty decision; ("unrated", -1) without one."""
+    from benchsmith.stages.difficulty_bins import BinEdges
+
+    for decision in decisions:
+        if decision["stage"] == "difficulty":
+            evidence = json.loads(decision["evidence"])
+            n_correct = len(evidence["correct_models"])
+            return BinEdges(**evidence["edges"]).classify(n_correct), n_correct
+    return "unrated", -1
+
+
 def curated_rows(
     view: DatasetView, result: CurationResult, p_hash: str, seed: int
 ) -> Iterator[list[dict[str, Any]]]:
@@ -128,14 +155,9 @@ def curated_rows(
             sample_id = str(row[view.columns.id])
             if sample_id not in kept:
                 continue
-            difficulty, n_correct = result.difficulty.get(sample_id, ("unrated", -1))
-            out = {k: v for k, v in row.items() if k not in ("difficulty", "n_correct")}
-            out["difficulty"] = difficulty
-            out["n_correct"] = n_correct
-            out["provenance"] = curated_provenance(
-                row, view, by_sample.get(sample_id, []), p_hash, seed
-            )
-            rows.append(out)
+            difficulty = result.difficulty.get(sample_id, ("unrated", -1))
+            decisions = by_sample.get(sample_id, [])
+            rows.append(curated_row(row, view, decisions, difficulty, p_hash, seed))
         yield rows
 
 
@@ -179,6 +201,11 @@ class CuratedPublication(Publication):
 
     family = FAMILY
     card_template = "curated.md.j2"
+    not_rederived: ClassVar[dict[str, str]] = {
+        "provenance.code_revision, provenance.builder_version": "for rows whose source row has "
+        "no provenance of its own, the curation run's, recorded, not derivable",
+    }
+    audit_how = "each kept row is its source row plus the difficulty and provenance its logged decisions give; the decision log and the source files are checked by sha256"
 
     def __init__(self, view: DatasetView, result: CurationResult, config: CurateConfig):
         self.view = view
@@ -186,6 +213,9 @@ class CuratedPublication(Publication):
         self.config = config
         self.settings = config.hashable()
         self.params_hash = params_hash({"curate": self.settings, "columns": columns_dict(view)})
+
+    def input_paths(self) -> list[Path]:
+        return [self.view.dataset_dir]
 
     def configs(self) -> Iterator[ConfigSpec]:
         view = self.view

@@ -132,6 +132,8 @@ def read_rows(
 ) -> dict[Any, dict[str, Any]]:
     """Rows of ``config`` whose ``column`` is in ``values``, keyed by that column."""
     files = split_files(dataset_dir, config, split)
+    if not values:
+        return {}
     try:
         table = _dataset(files).to_table(filter=pads.field(column).isin(values))
     except (pa.ArrowException, OSError) as exc:

@@ -15,18 +15,21 @@ says what was checked and lists every failure; the CLI exits 1 when there is one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 
-from benchsmith.builders.base import AuditReport, DatasetKind, RowAuditor
+from benchsmith.builders.audit_report import AuditReport
+from benchsmith.builders.base import DatasetKind, RowAuditor
 from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import progress_bar
-from benchsmith.hf.reader import iter_row_batches, read_build_info, split_files
+from benchsmith.hf.reader import read_build_info, split_files
 
 BATCH_ROWS = 32
 
@@ -38,10 +41,14 @@ class SourceFiles:
         self._hashes: dict[Path, str | None] = {}
         self._reported: set[tuple[Path, str]] = set()
 
-    def verify(self, path: Path, sha256: str, report: AuditReport) -> bool:
+    def sha256(self, path: Path) -> str | None:
+        """The file's sha256 (None when it is missing), computed once per audit."""
         if path not in self._hashes:
             self._hashes[path] = sha256_file(path) if path.is_file() else None
-        actual = self._hashes[path]
+        return self._hashes[path]
+
+    def verify(self, path: Path, sha256: str, report: AuditReport) -> bool:
+        actual = self.sha256(path)
         if actual == sha256:
             report.sources_verified.add(str(path))
             return True
@@ -68,24 +75,64 @@ def _config_splits(info: dict[str, Any], dataset_dir: Path) -> dict[str, list[st
     return {name: sorted(splits) for name, splits in configs.items()}
 
 
-def _selected_rows(
-    dataset_dir: Path, config: str, split: str, id_column: str | None, ids: set[str] | None
-) -> Iterable[tuple[Path, list[dict[str, Any]]]]:
-    """Every row of a split, or (with ids) only the rows whose id column matches, read with a
-    filter so a lookup never loads a whole image config."""
-    if ids is None:
-        yield from iter_row_batches(dataset_dir, config, split, batch_size=BATCH_ROWS)
-        return
-    if id_column is None:
-        return
-    for file in split_files(dataset_dir, config, split):
-        dataset = pads.dataset([str(file)], format="parquet")
-        if id_column not in dataset.schema.names:
+SHARD_NAME = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-(?P<digest>[0-9a-f]{16})\.parquet$")
+
+
+def check_shards(
+    dataset_dir: Path, info: dict[str, Any], config: str, split: str, report: AuditReport
+) -> list[Path]:
+    """The split's shards as recorded in build_info, each checked against the content hash in
+    its name; a shard missing, renamed, changed or not recorded is reported by file name."""
+    recorded = [dataset_dir / f for f in info["configs"][config][split].get("files", [])]
+    on_disk = (
+        set(split_files(dataset_dir, config, split)) if (dataset_dir / "data").is_dir() else set()
+    )
+    for extra in sorted(on_disk - set(recorded)):
+        report.fail("shard is not listed in build_info.json", config=config, path=extra)
+    shards = []
+    for path in recorded:
+        match = SHARD_NAME.match(path.name)
+        if not path.is_file():
+            report.fail("shard listed in build_info.json is missing", config=config, path=path)
             continue
+        digest = sha256_file(path)
+        if match is None or digest[:16] != match["digest"]:
+            report.fail(
+                f"shard content does not match the hash in its name (sha256 {digest[:16]})",
+                config=config,
+                path=path,
+            )
+        else:
+            report.checked("shards", "shard(s) match the content hash in their name")
+        shards.append(path)
+    return shards
+
+
+def _shard_rows(
+    path: Path, config: str, id_column: str | None, ids: set[str] | None, report: AuditReport
+) -> Iterable[list[dict[str, Any]]]:
+    """Rows of one shard in batches (with ids: only the matching rows, read with a filter so a
+    lookup never loads a whole image config); a shard that does not parse is reported by name."""
+    try:
+        if ids is None:
+            parquet = pq.ParquetFile(path, pre_buffer=False)
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+                yield batch.to_pylist()
+            return
+        if id_column is None:
+            return
+        dataset = pads.dataset([str(path)], format="parquet")
+        if id_column not in dataset.schema.names:
+            return
         wanted = pads.field(id_column).cast(pa.string()).isin(sorted(ids))
         rows = dataset.to_table(filter=wanted).to_pylist()
         if rows:
-            yield file, rows
+            yield rows
+    except (pa.ArrowException, OSError) as exc:
+        reason = " ".join(str(exc).split())  # one line: pyarrow's messages span several
+        report.fail(
+            f"shard does not parse ({type(exc).__name__}: {reason})", config=config, path=path
+        )
 
 
 def audit_dataset(
@@ -95,6 +142,7 @@ def audit_dataset(
     configs: list[str] | None = None,
     ids: list[str] | None = None,
     roots: Mapping[str, str] | None = None,
+    workers: int = 1,
 ) -> AuditReport:
     """Audit every row of ``dataset_dir`` (or of ``configs``, or the rows with ``ids``)."""
     dataset_dir = Path(dataset_dir)
@@ -121,7 +169,8 @@ def audit_dataset(
     )
     report = AuditReport(subject)
     sources = SourceFiles()
-    auditor.files = sources
+    auditor.files, auditor.whole = sources, wanted is None
+    auditor.configs, auditor.workers = tuple(chosen), max(1, int(workers))
     auditor.check_dataset(report)
     found: set[str] = set()
     total = (
@@ -133,23 +182,15 @@ def audit_dataset(
     for config in chosen:
         id_column = auditor.id_column(config)
         for split in available[config]:
-            for _, rows in _selected_rows(dataset_dir, config, split, id_column, wanted):
-                for row in rows:
-                    row_id = None if id_column is None else str(row[id_column])
-                    if wanted is not None:
-                        found.add(row_id)
-                        report.decisions += list(row["provenance"]["decisions"])
-                    report.rows_checked += 1
-                    bar.update(1)
-                    intact = True
-                    for source in row["provenance"]["sources"]:
-                        path = auditor.source_path(source)
-                        if path is not None:
-                            intact &= sources.verify(path, source["sha256"], report)
-                    if intact:
-                        auditor.audit_row(config, split, row, report)
-                    else:
-                        report.checked("skipped", "row(s) not re-derived: a source file differs")
+            for shard in check_shards(dataset_dir, info, config, split, report):
+                for rows in _shard_rows(shard, config, id_column, wanted, report):
+                    for row in rows:
+                        if wanted is not None:
+                            found.add(str(row[id_column]))
+                            report.decisions += list(row["provenance"]["decisions"])
+                        report.rows_checked += 1
+                        bar.update(1)
+                        _audit_row(auditor, sources, config, split, row, report)
     bar.close()
     if wanted is not None:
         missing = sorted(wanted - found)
@@ -163,3 +204,23 @@ def audit_dataset(
     else:
         auditor.check_whole(report)
     return report
+
+
+def _audit_row(
+    auditor: RowAuditor,
+    sources: SourceFiles,
+    config: str,
+    split: str,
+    row: dict[str, Any],
+    report: AuditReport,
+) -> None:
+    """Verify the row's own source files, then let the family re-derive and compare it."""
+    intact = True
+    for source in row["provenance"]["sources"]:
+        path = auditor.source_path(source)
+        if path is not None:
+            intact &= sources.verify(path, source["sha256"], report)
+    if intact:
+        auditor.audit_row(config, split, row, report)
+    else:
+        report.checked("skipped", "row(s) not re-derived: a source file differs")

@@ -60,7 +60,7 @@ def publish(
     max_bytes = shard_bytes(max_shard_mb)
     written: list[SplitWritten] = []
     features: dict[str, datasets.Features] = {}
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, inputs=publication.input_paths()) as staging:
         for spec in publication.configs():
             features[spec.name] = spec.features
             for split in spec.splits:
@@ -88,8 +88,13 @@ def publish(
             "configs": configs_metadata(written, card.default_config),
             "dataset_info": dataset_info_metadata(written, features),
         }
+        audit = {
+            "how": publication.audit_how,
+            "not_rederived": publication.not_rederived,
+        }
+        context = {**card.context, "audit": audit}
         atomic_write_text(
-            staging / "README.md", render_card(publication.card_template, metadata, card.context)
+            staging / "README.md", render_card(publication.card_template, metadata, context)
         )
     log(f"{publication.summary(info)} -> {out_dir} (version {version})")
     return info

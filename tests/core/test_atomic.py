@@ -14,6 +14,8 @@ from benchsmith.core.atomic import (
     atomic_write_json,
     atomic_write_text,
 )
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.outputs import MARKER
 
 
 class Boom(Exception):
@@ -21,7 +23,17 @@ class Boom(Exception):
 
 
 def names(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
+    """What a user sees: the folder's files without benchsmith's marker and lock files."""
+    return sorted(
+        p.name for p in folder.iterdir() if p.name != MARKER and not p.name.endswith(".lock")
+    )
+
+
+def ours(folder: Path) -> Path:
+    """A folder as an earlier benchsmith run leaves it (with the marker)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("{}")
+    return folder
 
 
 def test_atomic_write_bytes_replaces_content_and_leaves_no_temp(tmp_path: Path) -> None:
@@ -96,11 +108,12 @@ def test_atomic_directory_creates_new_folder(tmp_path: Path) -> None:
         assert staging.parent == target.parent
         (staging / "a.txt").write_text("a")
     assert names(target) == ["a.txt"]
+    assert (target / MARKER).is_file()  # so a later run knows it may replace it
     assert names(target.parent) == ["plan"]
 
 
 def test_atomic_directory_replaces_existing_folder_whole(tmp_path: Path) -> None:
-    target = tmp_path / "plan"
+    target = ours(tmp_path / "plan")
     (target / "sub").mkdir(parents=True)
     (target / "old.txt").write_text("old")
     (target / "sub" / "old2.txt").write_text("old")
@@ -118,8 +131,7 @@ def test_atomic_directory_replaces_existing_folder_whole(tmp_path: Path) -> None
 def test_atomic_directory_error_keeps_previous_folder_and_removes_staging(
     tmp_path: Path, error: type[BaseException]
 ) -> None:
-    target = tmp_path / "plan"
-    target.mkdir()
+    target = ours(tmp_path / "plan")
     (target / "old.txt").write_text("old")
     with pytest.raises(error), atomic_directory(target) as staging:
         (staging / "partial.txt").write_text("partial")
@@ -137,8 +149,7 @@ def test_atomic_directory_error_without_previous_folder_leaves_nothing(tmp_path:
 
 
 def test_atomic_directory_removes_stale_staging_from_earlier_crash(tmp_path: Path) -> None:
-    target = tmp_path / "plan"
-    target.mkdir()
+    target = ours(tmp_path / "plan")
     (target / "old.txt").write_text("old")
     stale = tmp_path / ".plan.tmp-abc123"
     (stale / "deep").mkdir(parents=True)
@@ -156,3 +167,73 @@ def test_atomic_directory_removes_stale_staging_from_earlier_crash(tmp_path: Pat
         (staging / "new.txt").write_text("new")
     assert names(target) == ["new.txt"]
     assert names(tmp_path) == [".other.tmp-abc123", "plan", "plan_backup"]
+
+
+def test_a_folder_benchsmith_did_not_write_is_never_replaced(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "thesis.tex").write_text("years of work")
+    refusal = pytest.raises(BenchsmithError, match="holds files benchsmith did not write")
+    with refusal as info, atomic_directory(victim) as staging:
+        (staging / "x").write_text("x")
+    assert str(victim) in str(info.value)
+    assert names(victim) == ["thesis.tex"] and names(tmp_path) == ["victim"]
+    (tmp_path / "a_file").write_text("not a folder")
+    with (
+        pytest.raises(BenchsmithError, match="not a folder"),
+        atomic_directory(tmp_path / "a_file"),
+    ):
+        pass
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with atomic_directory(empty) as staging:  # an empty folder holds nothing to lose
+        (staging / "new.txt").write_text("new")
+    assert names(empty) == ["new.txt"]
+
+
+def test_an_output_that_is_or_holds_an_input_is_refused(tmp_path: Path) -> None:
+    plan = ours(tmp_path / "plan")
+    (plan / "plan_info.json").write_text("{}")
+    for inputs in ([plan], [plan / "plan_info.json"]):
+        with (
+            pytest.raises(BenchsmithError, match="input") as info,
+            atomic_directory(plan, inputs=inputs),
+        ):
+            pass
+        assert "--out" in str(info.value)
+    assert (plan / "plan_info.json").read_text() == "{}"
+    with atomic_directory(tmp_path / "render", inputs=[plan]) as staging:
+        (staging / "r").write_text("r")
+
+
+def test_a_read_only_output_is_not_replaced(tmp_path: Path) -> None:
+    target = ours(tmp_path / "plan")
+    (target / "old.txt").write_text("old")
+    target.chmod(0o555)
+    try:
+        with pytest.raises(BenchsmithError, match="read-only"), atomic_directory(target):
+            pass
+    finally:
+        target.chmod(0o755)
+    assert names(target) == ["old.txt"]
+
+
+def test_a_second_run_on_the_same_output_refuses_while_the_first_writes(tmp_path: Path) -> None:
+    target = tmp_path / "plan"
+    with atomic_directory(target) as staging:
+        (staging / "first.txt").write_text("first")
+        refusal = pytest.raises(BenchsmithError, match="another benchsmith run is writing")
+        with refusal, atomic_directory(target):
+            pass
+    assert names(target) == ["first.txt"]
+
+
+def test_an_output_moved_aside_by_an_interrupted_swap_is_restored(tmp_path: Path) -> None:
+    """A crash between the two renames leaves only the moved-aside output: never lost."""
+    moved = ours(tmp_path / ".plan.tmp-old-4242")
+    (moved / "built.txt").write_text("the only copy")
+    target = tmp_path / "plan"
+    with pytest.raises(Boom), atomic_directory(target):
+        raise Boom()
+    assert (target / "built.txt").read_text() == "the only copy"
+    assert names(tmp_path) == ["plan"]

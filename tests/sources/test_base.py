@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.outputs import MARKER
 from benchsmith.sources import SOURCES
 
 SAMPLE_OPTIONS = {"coco": {"n_images": 40}, "miniimagenet": {}, "clevr": {}}
@@ -20,6 +21,8 @@ def tree_hashes(root: Path) -> dict[str, str]:
     out = {}
     for folder, _, files in os.walk(root, followlinks=True):
         for name in files:
+            if name == MARKER:
+                continue  # benchsmith's own "I wrote this folder" file, not part of the layout
             path = Path(folder) / name
             out[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return dict(sorted(out.items()))

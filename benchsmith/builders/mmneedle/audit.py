@@ -1,14 +1,14 @@
-"""MMNeedle's audit hook: re-derive a published row from COCO and the recorded settings.
+"""MMNeedle's audit hook: re-derive every published row from COCO and the recorded parameters.
 
-The one audit (:mod:`benchsmith.publish.audit`) has already checked the row's own source
-files against their sha256. Here:
-
-- a stitched image (``haystacks_n{N}``) is re-rendered from its cells' source files with the
-  recorded render settings and compared byte for byte with the published JPEG and its
-  ``sha256`` column;
-- a sample (``m{M}_n{N}_k{K}``): its captions must be in the captions file under the recorded
-  annotation ids, and every stitched image of its haystack must exist and re-render
-  byte-identically (each stitched image is re-rendered once per audit).
+The plan is re-run from the captions file with the recorded plan parameters (it needs nothing
+else), which re-derives every column of every sample and every stitched image's cells; the
+stitched images are re-rendered with the recorded render settings and compared byte for byte
+(by sha256). The expected rows are built by the same functions publish uses
+(:func:`~benchsmith.builders.mmneedle.publication.sample_row`,
+:func:`~benchsmith.builders.mmneedle.publication.haystack_row`), so every column, provenance
+included, is compared. A whole-dataset audit re-renders every stitched image once, with the
+render's cell cache and worker processes, keeping only the digests; an audit of some ids
+re-renders just the images those rows use (a sample's whole haystack).
 
 Source roots: ``captions`` (the captions JSON) and ``images`` (the ``val2014/`` folder), as
 recorded at publish time, or overridden with ``audit --root captions=FILE --root images=DIR``.
@@ -16,32 +16,39 @@ recorded at publish time, or overridden with ``audit --root captions=FILE --root
 
 from __future__ import annotations
 
-import json
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import AuditReport, RowAuditor
+from benchsmith.builders.audit_report import AuditReport, Digest
+from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.features import haystack_config
+from benchsmith.builders.mmneedle.publication import RowContext, haystack_row, sample_row
 from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.hashing import sha256_bytes
+from benchsmith.core.hashing import params_hash, sha256_bytes
+from benchsmith.core.progress import quietly
 from benchsmith.hf.reader import read_rows
-from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME, clean_caption
+from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME
 
 ROOT_NAMES = ("captions", "images")
+BUILD_FACTS = ("code_revision", "builder_version")
 
 
 class MmneedleAuditor(RowAuditor):
     def __init__(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
         self.dataset_dir = dataset_dir
+        self.info = info
         recorded = info.get("roots") or {}
         self.captions_path = Path(roots.get("captions") or recorded.get("captions") or "")
         self.images_dir = Path(roots.get("images") or recorded.get("images") or "")
         self.render = info["params"]["render"]
-        self.legacy = info["params"]["plan"]["order"] == "legacy"
-        self._captions: dict[int, str] | None = None
-        self._stitched: dict[str, bool] = {}  # stitched_id -> re-rendered identically
+        self.expected: dict[str, dict[Any, dict[str, Any]]] | None = None  # config -> id -> row
+        self.context: RowContext | None = None
+        self._digests: dict[str, str] = {}  # stitched_id -> sha256 of its re-rendered JPEG
+        self._seen: dict[str, set[Any]] = {}
 
     def id_column(self, config: str) -> str | None:
         return "stitched_id" if config.startswith("haystacks_") else "sample_id"
@@ -54,113 +61,170 @@ class MmneedleAuditor(RowAuditor):
             return self.images_dir / relative.split("/", 1)[1]
         return None
 
-    def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
-        for source in row["provenance"]["sources"]:
-            if self.source_path(source) is None:
-                report.fail(
-                    f"unknown source file {source['file']!r} in provenance",
-                    config=config,
-                    row=self._id(config, row),
-                    column="provenance",
-                )
-        if config.startswith("haystacks_"):
-            self._check_stitched(config, row, report)
+    # -- re-derivation ---------------------------------------------------------------------
+
+    def check_dataset(self, report: AuditReport) -> None:
+        """Re-plan from the captions file; in a whole audit, re-render every stitched image."""
+        recorded = self.info["sources"]["captions"]["sha256"]
+        if not self.files.verify(self.captions_path, recorded, report):
+            return  # the plan cannot be re-derived from another captions file (reported)
+        try:
+            self._replan()
+        except BenchsmithError as exc:
+            report.fail(f"cannot re-run the plan from the recorded parameters: {exc}")
             return
-        self._check_captions(config, row, report)
-        grid_config = haystack_config(row["grid"])
-        known = {sid for sid in row["haystack"] if sid in self._stitched}
-        fetch = [sid for sid in row["haystack"] if sid not in known]
-        stitched = read_rows(self.dataset_dir, grid_config, "stitched_id", fetch) if fetch else {}
-        for sid in row["haystack"]:
-            if sid in self._stitched:
-                continue
+        if self.whole:
+            grids = sorted(
+                int(c.rsplit("n", 1)[1]) for c in self.configs if c.startswith("haystacks_")
+            )
+            pools = {
+                grid: [
+                    (sid, [c["coco_image_id"] for c in row["cells"]])
+                    for sid, row in self.expected[haystack_config(grid)].items()
+                ]
+                for grid in grids
+            }
+            self._render_digests(pools)
+
+    def _replan(self) -> None:
+        from benchsmith.builders.mmneedle.plan import (
+            plan_mmneedle,
+            pool_rows,
+            sample_rows,
+            used_image_rows,
+        )
+        from benchsmith.sources.coco.reader import read_captions
+
+        config = PlanConfig.from_dict(self.info["params"]["plan"])
+        source = read_captions(self.captions_path)
+        with quietly():
+            plan = plan_mmneedle(source, config)
+        expected: dict[str, dict[Any, dict[str, Any]]] = {}
+        for grid in plan.pools:
+            expected[haystack_config(grid)] = {r["stitched_id"]: r for r in pool_rows(plan, grid)}
+        for setting in config.settings():
+            expected[setting.name] = {r["sample_id"]: r for r in sample_rows(plan, setting)}
+        images = {}
+        for image in used_image_rows(plan, source):
+            digest = self.files.sha256(self.images_dir / image["file_name"])
+            images[image["coco_image_id"]] = {**image, "sha256": digest or ""}
+        params = {"plan": self.info["params"]["plan"], "render": self.render}
+        self.context = RowContext(params_hash(params), config.seed, source.sha256, images)
+        self.expected = expected
+
+    def _render_digests(self, pools: dict[int, list[tuple[str, list[int]]]]) -> None:
+        from benchsmith.builders.mmneedle.render import stitched_digests
+
+        files = {i: image["file_name"] for i, image in self.context.images.items()}
+        cfg = RenderConfig(**self.render, workers=self.workers)
+        with tempfile.TemporaryDirectory(prefix="benchsmith-audit-") as scratch:
+            self._digests.update(
+                stitched_digests(pools, files, self.images_dir, cfg, Path(scratch))
+            )
+
+    def _rerender(self, row: dict[str, Any]) -> str:
+        """sha256 of one stitched image re-rendered from its re-derived cells."""
+        if row["stitched_id"] not in self._digests:
+            cells = [
+                load_cell(
+                    self.images_dir / c["file_name"],
+                    self.render["cell_size"],
+                    self.render["resample"],
+                    self.render["reducing_gap"],
+                )[0]
+                for c in row["cells"]
+            ]
+            image = render_stitched_image(cells, row["grid"])
+            self._digests[row["stitched_id"]] = sha256_bytes(
+                encode_jpeg(image, self.render["jpeg_quality"])
+            )
+        return self._digests[row["stitched_id"]]
+
+    # -- comparison --------------------------------------------------------------------------
+
+    def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
+        if self.expected is None:
+            return  # nothing to compare with (reported once by check_dataset)
+        id_column = self.id_column(config)
+        row_id = row[id_column]
+        seen = self._seen.setdefault(config, set())
+        if row_id in seen:
+            report.fail("appears twice", config=config, row=str(row_id), column=id_column)
+            return
+        expected_rows = self.expected.get(config, {})
+        key = self.match(config, split, row_id, expected_rows, seen)
+        if key is None:
+            report.fail(
+                "no row with this id in the re-derived plan",
+                config=config,
+                row=str(row_id),
+                column=id_column,
+            )
+            return
+        seen.add(key)
+        planned = expected_rows[key]
+        try:
+            if config.startswith("haystacks_"):
+                expected = self._expected_haystack(planned)
+            else:
+                expected = sample_row(self.context, planned)
+                if not self.whole:
+                    self._check_haystack(config, row, planned, report)
+        except BenchsmithError as exc:
+            report.fail(f"cannot re-derive: {exc}", config=config, row=str(row_id))
+            return
+        facts = {k: row["provenance"].get(k) for k in BUILD_FACTS}
+        expected["provenance"] = {**expected["provenance"], **facts}
+        report.compare_row(config, str(row_id), row, expected)
+
+    def _expected_haystack(self, planned: dict[str, Any]) -> dict[str, Any]:
+        digest = self._rerender(planned)
+        return haystack_row(
+            self.context,
+            planned["stitched_id"],
+            planned["grid"],
+            planned["cells"],
+            Digest(digest),
+            digest,
+        )
+
+    def _check_haystack(
+        self, config: str, row: dict[str, Any], planned: dict[str, Any], report: AuditReport
+    ) -> None:
+        """An audit of a sample also proves the stitched images its haystack shows."""
+        grid_config = haystack_config(planned["grid"])
+        wanted = [sid for sid in planned["haystack"] if sid not in self._seen.get(grid_config, ())]
+        stitched = read_rows(self.dataset_dir, grid_config, "stitched_id", wanted)
+        for sid in wanted:
             if sid not in stitched:
                 report.fail(
-                    f"stitched image {sid} of the haystack is missing",
+                    f"stitched image {sid} of the haystack is not published",
                     config=config,
                     row=str(row["sample_id"]),
                     column="haystack",
                     path=self.dataset_dir / "data" / grid_config,
                 )
                 continue
-            ok = all(
-                self.files.verify(self.source_path(s), s["sha256"], report)
-                for s in stitched[sid]["provenance"]["sources"]
-                if self.source_path(s) is not None
-            )
-            if ok:
-                self._check_stitched(grid_config, stitched[sid], report)
+            self._seen.setdefault(grid_config, set()).add(sid)
+            expected = self._expected_haystack(self.expected[grid_config][sid])
+            facts = {k: stitched[sid]["provenance"].get(k) for k in BUILD_FACTS}
+            expected["provenance"] = {**expected["provenance"], **facts}
+            report.compare_row(grid_config, sid, stitched[sid], expected)
 
-    def _id(self, config: str, row: dict[str, Any]) -> str:
-        return str(row[self.id_column(config)])
-
-    def _check_stitched(self, config: str, row: dict[str, Any], report: AuditReport) -> None:
-        sid = row["stitched_id"]
-        if sid in self._stitched:
+    def check_whole(self, report: AuditReport) -> None:
+        """Every re-derived row of the audited configs is published."""
+        if self.expected is None:
             return
-        render = self.render
-        try:
-            cells = [
-                load_cell(
-                    self.images_dir / c["file_name"],
-                    render["cell_size"],
-                    render["resample"],
-                    render["reducing_gap"],
-                )[0]
-                for c in row["cells"]
-            ]
-        except BenchsmithError as exc:
-            report.fail(f"cannot re-render: {exc}", config=config, row=sid, column="image")
-            self._stitched[sid] = False
-            return
-        data = encode_jpeg(render_stitched_image(cells, row["grid"]), render["jpeg_quality"])
-        published = row["image"]["bytes"]
-        where = self.dataset_dir / "data" / config
-        if data != published:
-            report.fail(
-                f"stitched image re-renders differently (sha256 {sha256_bytes(data)[:12]} != "
-                f"published {sha256_bytes(published)[:12]})",
-                config=config,
-                row=sid,
-                column="image",
-                path=where,
-            )
-        elif sha256_bytes(published) != row["sha256"]:
-            report.fail(
-                "image bytes do not match the sha256 column",
-                config=config,
-                row=sid,
-                column="sha256",
-                published=row["sha256"],
-                derived=sha256_bytes(published),
-                path=where,
-            )
-        else:
-            report.checked("images", "stitched image(s) re-rendered byte-identical")
-        self._stitched[sid] = data == published
-
-    def _caption_texts(self) -> dict[int, str]:
-        if self._captions is None:
-            raw = json.loads(self.captions_path.read_bytes())
-            self._captions = {
-                a["id"]: a["caption"] for a in raw.get("annotations", []) if "id" in a
-            }
-        return self._captions
-
-    def _check_captions(self, config: str, row: dict[str, Any], report: AuditReport) -> None:
-        if not self.captions_path.is_file():
-            return  # already reported as a missing source file
-        texts = self._caption_texts()
-        for needle in row["needles"]:
-            text = texts.get(needle["caption_id"])
-            expected = None if text is None else (text if self.legacy else clean_caption(text))
-            if expected != needle["caption"]:
+        for config in self.configs:
+            missing = sorted(set(self.expected.get(config, {})) - self._seen.get(config, set()))
+            for row_id in missing[:5]:
                 report.fail(
-                    f"caption annotation {needle['caption_id']} does not say {needle['caption']!r}",
+                    "re-derived row is not published",
                     config=config,
-                    row=str(row["sample_id"]),
-                    column="needles",
-                    path=self.captions_path,
+                    row=str(row_id),
+                    column=self.id_column(config),
                 )
-            else:
-                report.checked("captions", "found under their recorded annotation ids")
+            if len(missing) > 5:
+                report.fail(
+                    f"{len(missing) - 5} more re-derived rows are not published", config=config
+                )

@@ -83,6 +83,11 @@ class PlanConfig:
         }
 
     @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> PlanConfig:
+        """The config :meth:`to_dict` recorded (build_info ``params.plan``)."""
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+    @classmethod
     def from_params(cls, params: dict[str, Any], **overrides: Any) -> PlanConfig:
         """Params file values, then non-None ``overrides`` (CLI flags) on top."""
         mm = section(params, "mmneedle")

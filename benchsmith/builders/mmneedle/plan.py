@@ -201,7 +201,8 @@ def write_plan(
 ) -> dict[str, Any]:
     """Write the plan tables atomically (the whole folder appears at once); returns plan_info."""
     report: dict[str, dict[str, int]] = {}
-    with atomic_directory(out_dir) as staging:
+    inputs = [source.path, *([images_dir] if images_dir is not None else [])]
+    with atomic_directory(out_dir, inputs=inputs) as staging:
         (staging / "pools").mkdir()
         (staging / "samples").mkdir()
         for grid in plan.pools:

@@ -81,6 +81,27 @@ class BuildInputs:
     def params_hash(self) -> str:
         return params_hash({"plan": self.plan_info["plan"], "render": self.render_info["render"]})
 
+    @property
+    def context(self) -> RowContext:
+        return RowContext(
+            self.params_hash,
+            int(self.plan_info["plan"]["seed"]),
+            self.plan_info["captions"]["sha256"],
+            self.images,
+        )
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """What a row's provenance needs besides the row: the build's params hash and seed, the
+    captions file's sha256 and every source image (licence, URLs, file sha256) by COCO id.
+    Publish takes it from the plan and render folders; the audit re-derives it."""
+
+    params_hash: str
+    seed: int
+    captions_sha256: str
+    images: dict[int, dict[str, Any]]
+
 
 def image_source(image: dict[str, Any]) -> dict[str, str]:
     return source_ref(
@@ -94,28 +115,44 @@ def image_source(image: dict[str, Any]) -> dict[str, str]:
     )
 
 
-def caption_source(inputs: BuildInputs, caption_id: int) -> dict[str, str]:
+def caption_source(context: RowContext, caption_id: int) -> dict[str, str]:
     return source_ref(
         dataset=COCO,
         split="val",
         id=f"caption/{caption_id}",
         file=CAPTIONS_RELPATH.as_posix(),
-        sha256=inputs.plan_info["captions"]["sha256"],
+        sha256=context.captions_sha256,
         license=ANNOTATIONS_LICENSE,
         url=ANNOTATIONS_ZIP_URL,
     )
 
 
 def row_provenance(
-    inputs: BuildInputs, sources: list[dict[str, str]], decisions: list[dict[str, str]] = ()
+    context: RowContext, sources: list[dict[str, str]], decisions: list[dict[str, str]] = ()
 ) -> dict[str, Any]:
     return provenance(
         family="mmneedle",
-        params_hash=inputs.params_hash,
-        seed=int(inputs.plan_info["plan"]["seed"]),
+        params_hash=context.params_hash,
+        seed=context.seed,
         sources=sources,
         decisions=decisions,
     )
+
+
+def haystack_row(
+    context: RowContext, stitched_id: str, grid: int, cells: list[dict], image: Any, digest: str
+) -> dict[str, Any]:
+    """A ``haystacks_n{N}`` row; ``image`` is the JPEG bytes (or, in an audit, their Digest)."""
+    return {
+        "stitched_id": stitched_id,
+        "grid": grid,
+        "image": {"bytes": image, "path": f"{stitched_id}.jpg"},
+        "cells": cells,
+        "sha256": digest,
+        "provenance": row_provenance(
+            context, [image_source(context.images[c["coco_image_id"]]) for c in cells]
+        ),
+    }
 
 
 def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, Any]]]:
@@ -128,25 +165,13 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
     # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far alive,
     # so memory would grow with the whole input instead of one batch.
     rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet", pre_buffer=False)
+    context = inputs.context
     for batch in rendered.iter_batches(batch_size=BATCH):
-        rows = []
-        for stitched_id, image, digest in zip(
-            *(batch.column(i).to_pylist() for i in range(3)), strict=True
-        ):
-            cells = cells_of[stitched_id]
-            rows.append(
-                {
-                    "stitched_id": stitched_id,
-                    "grid": grid,
-                    "image": {"bytes": image, "path": f"{stitched_id}.jpg"},
-                    "cells": cells,
-                    "sha256": digest,
-                    "provenance": row_provenance(
-                        inputs, [image_source(inputs.images[c["coco_image_id"]]) for c in cells]
-                    ),
-                }
-            )
-        yield rows
+        columns = (batch.column(i).to_pylist() for i in range(3))
+        yield [
+            haystack_row(context, sid, grid, cells_of[sid], image, digest)
+            for sid, image, digest in zip(*columns, strict=True)
+        ]
 
 
 def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
@@ -164,18 +189,20 @@ def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
     return decisions
 
 
+def sample_row(context: RowContext, row: dict[str, Any]) -> dict[str, Any]:
+    """A plan's sample row with its provenance (the captions and images of its needles)."""
+    sources = []
+    for needle in row["needles"]:
+        sources.append(caption_source(context, needle["caption_id"]))
+        sources.append(image_source(context.images[needle["coco_image_id"]]))
+    return {**row, "provenance": row_provenance(context, sources, sample_decisions(row))}
+
+
 def sample_batches(inputs: BuildInputs, config: str) -> Iterator[list[dict[str, Any]]]:
     frame = pl.read_parquet(inputs.plan_dir / "samples" / f"{config}.parquet")
+    context = inputs.context
     for chunk in frame.iter_slices(n_rows=1000):
-        rows = []
-        for row in chunk.iter_rows(named=True):
-            sources = []
-            for needle in row["needles"]:
-                sources.append(caption_source(inputs, needle["caption_id"]))
-                sources.append(image_source(inputs.images[needle["coco_image_id"]]))
-            provenance = row_provenance(inputs, sources, sample_decisions(row))
-            rows.append({**row, "provenance": provenance})
-        yield rows
+        yield [sample_row(context, row) for row in chunk.iter_rows(named=True)]
 
 
 class MmneedlePublication(Publication):
@@ -183,6 +210,7 @@ class MmneedlePublication(Publication):
 
     family = "mmneedle"
     card_template = "mmneedle.md.j2"
+    audit_how = "the plan is re-run from the captions file, every stitched image is re-rendered from its COCO cells"
 
     def __init__(
         self,
@@ -209,6 +237,9 @@ class MmneedlePublication(Publication):
         plan = self.inputs.plan_dir
         self.grids = sorted(int(p.stem[1:]) for p in (plan / "pools").glob("n*.parquet"))
         self.sample_configs = sorted(p.stem for p in (plan / "samples").glob("*.parquet"))
+
+    def input_paths(self) -> list[Path]:
+        return [self.inputs.plan_dir, self.inputs.render_dir]
 
     def configs(self) -> Iterator[ConfigSpec]:
         inputs = self.inputs

@@ -193,7 +193,7 @@ def render_mmneedle(
         "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},
         "source_images": len(all_ids),
     }
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, inputs=[plan_dir, images_dir]) as staging:
         (staging / "stitched").mkdir()
         for grid in sorted(pools):
             os.replace(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
@@ -208,3 +208,52 @@ def render_mmneedle(
         atomic_write_json(staging / "render_info.json", render_info)
     shutil.rmtree(partial.parent, ignore_errors=True)
     return render_info
+
+
+def stitched_digests(
+    pools: dict[int, list[tuple[str, list[int]]]],
+    file_of: dict[int, str],
+    images_dir: Path,
+    cfg: RenderConfig,
+    scratch: Path,
+) -> dict[str, str]:
+    """sha256 of the JPEG of every stitched image in ``pools`` (grid -> [(stitched_id, cell
+    COCO ids)]), rendered exactly as :func:`render_mmneedle` renders them (one cell cache,
+    ``cfg.workers`` processes) but keeping only the digests: the whole-dataset audit re-renders
+    every haystack without a second copy of the images. ``scratch`` holds the cell cache."""
+    pool_ids = sorted({c for stitched in pools.values() for _, cells in stitched for c in cells})
+    if not pool_ids:
+        return {}
+    scratch.mkdir(parents=True, exist_ok=True)
+    cache = scratch / "cells.u8"
+    spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
+    shape = cache_shape(len(pool_ids), cfg.cell_size)
+    slot = {image_id: k for k, image_id in enumerate(pool_ids)}
+    digests: dict[str, str] = {}
+    try:
+        with RenderPool(cfg.workers) as workers:
+            bar = progress_bar(total=len(pool_ids), desc="audit: decoding sources", unit="img")
+            build_cell_cache(
+                [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
+            )
+            bar.close()
+            for grid, stitched in sorted(pools.items()):
+                tasks = [
+                    StitchTask(
+                        os.fspath(cache),
+                        shape,
+                        grid,
+                        cfg.jpeg_quality,
+                        tuple(slot[c] for c in cells),
+                    )
+                    for _, cells in stitched
+                ]
+                bar = progress_bar(total=len(tasks), desc=f"audit: re-rendering {grid}x{grid}")
+                results = workers.imap(stitch_cells, tasks, chunksize=4)
+                for (sid, _), (_, digest) in zip(stitched, results, strict=True):
+                    digests[sid] = digest
+                    bar.update(1)
+                bar.close()
+    finally:
+        cache.unlink(missing_ok=True)
+    return digests

@@ -1,15 +1,14 @@
-"""VL-ICL's audit hook: re-derive a published row from its sources.
+"""VL-ICL's audit hook: rebuild from the recorded sources and parameters, compare every column.
 
-The one audit (:mod:`benchsmith.publish.audit`) has already checked every source file of the
-row against its recorded sha256. Here, for a task row:
-
-* every embedded image has exactly the bytes of its source file (the image's ``path`` is
-  ``<root>/<file>``) and the sha256 the provenance records for it;
-* rendered operator images re-render byte-identically from ``a``/``b`` with the recorded font
-  (whose sha256 must match, so a different Pillow or font is caught, not silently accepted);
-* CLEVR answers recount from the scenes JSON (``count(obj[attribute] == value)``);
-
-and, in a whole-dataset audit, every episode names published query and support ids.
+Once per audit, the plan step is re-run into a scratch folder with the recorded config (tasks,
+sizes, seeds, words, samplers), the recorded source roots and the recorded font, then the
+leakage check with the recorded threshold. The rows publish would write from that rebuild
+(:class:`~benchsmith.builders.vlicl.publication.VliclPublication`'s own row builders) are the
+expected rows: every published row must equal its expected row in every column, so a changed
+answer, operand, class label, count, image or provenance entry is named with its column. This
+re-derives everything the build derives: operator results, matching labels, open_mi words,
+CLEVR counts from the scenes, embedded images from their files, operator images re-rendered
+with the recorded font, and the episodes drawn from the support rows.
 
 Roots come from ``build_info.json``; ``audit --root NAME=DIR`` replaces any of them
 (``miniimagenet``, ``clevr``, ``ingest``, and ``font`` for a TTF path) when sources moved.
@@ -17,231 +16,169 @@ Roots come from ``build_info.json``; ``audit --root NAME=DIR`` replaces any of t
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import AuditReport, RowAuditor
+from benchsmith.builders.audit_report import AuditReport, Digest
+from benchsmith.builders.base import RowAuditor
 from benchsmith.builders.vlicl.build_dir import resolve_roots
-from benchsmith.builders.vlicl.features import CLEVR_ATTRIBUTES, EPISODES_CONFIG, SPLITS
-from benchsmith.builders.vlicl.operator_images import (
-    load_operator_font,
-    render_expression,
-    render_operand,
-)
+from benchsmith.builders.vlicl.features import EPISODES_CONFIG, SAMPLERS, SPLITS
+from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.hashing import sha256_bytes
-from benchsmith.hf.reader import read_columns
-from benchsmith.sources.clevr.reader import read_clevr_scenes
+from benchsmith.core.progress import quietly
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to
 DATASET_ROOTS = {"miniimagenet": "miniimagenet", "clevr": "clevr", "vl-icl": "ingest"}
-RENDERED = "rendered"
 ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
+BUILD_FACTS = ("code_revision", "builder_version")
 
 
-class OperatorFont:
-    """The recorded operator font, loaded once; ``failure`` says why it cannot be used."""
+def _digests(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with each embedded image's bytes replaced by their :class:`Digest`."""
+    from benchsmith.core.hashing import sha256_bytes
 
-    def __init__(self, recorded: dict[str, Any] | None, override: str | None):
-        self.recorded = recorded or {}
-        self.override = override
-        self._font: Any = None
-        self.failure: str | None = None
-
-    def get(self) -> Any:
-        if self._font is None and self.failure is None:
-            source = self.override or self.recorded.get("source") or ""
-            try:
-                path = None if source.startswith("pillow-embedded") else source
-                self._font, identity = load_operator_font(path)
-            except BenchsmithError as exc:
-                self.failure = f"operator font cannot be loaded: {exc}"
-                return None
-            if identity.sha256 != self.recorded.get("sha256"):
-                self.failure = (
-                    f"operator font differs (sha256 {identity.sha256[:12]} != recorded "
-                    f"{str(self.recorded.get('sha256'))[:12]}): {identity.source}"
-                )
-                self._font = None
-        return self._font
-
-
-def _recorded_sha(row: dict[str, Any], root: str, file: str) -> str | None:
-    for source in row["provenance"]["sources"]:
-        if source["file"] in (file, f"{root}/{file}"):
-            return source["sha256"]
-    return None
-
-
-def _rendered_bytes(row: dict[str, Any], index: int, font: Any) -> bytes:
-    a, b = int(row["a"]), int(row["b"])
-    if row["task"] == "operator_induction_interleaved":
-        return render_operand((a, b)[index], font)
-    return render_expression(a, b, font)
+    images = [{**image, "bytes": Digest(sha256_bytes(image["bytes"]))} for image in row["images"]]
+    return {**row, "images": images}
 
 
 class VliclAuditor(RowAuditor):
     def __init__(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
         self.dataset_dir = dataset_dir
+        self.info = info
         override = dict(roots)
-        font_path = override.pop("font", None)
+        self.font_path = override.pop("font", None)
         self.roots = resolve_roots(info.get("roots", {}), dataset_dir, override)
-        self.font = OperatorFont(info.get("font"), str(font_path) if font_path else None)
-        self.tasks = list(info.get("counts", {}))
-        self._scenes: dict[tuple[Path, str], dict[int, list[dict]]] = {}
-        self._episodes: list[tuple[str, str, str, list[str], Path]] = []
+        self.expected: dict[str, dict[str, dict[str, Any]]] | None = None  # config/split/id
+        self.episodes: dict[str, list[dict[str, Any]]] = {}  # sampler -> rows in order
+        self._seen: dict[str, set[str]] = {}
+        self._episode_index: dict[str, int] = {}
 
     def id_column(self, config: str) -> str | None:
         return None if config == EPISODES_CONFIG else "id"
 
-    def _path(self, root: str, file: str) -> Path | None:
-        base = self.roots.get(root)
-        return None if base is None else base / file
-
     def source_path(self, source: Mapping[str, Any]) -> Path | None:
         root = DATASET_ROOTS.get(source["dataset"])
-        return None if root is None else self._path(root, source["file"])
+        base = None if root is None else self.roots.get(root)
+        return None if base is None else base / source["file"]
+
+    # -- re-derivation ---------------------------------------------------------------------
+
+    def _font(self, report: AuditReport) -> Path | None:
+        """The recorded font file (None: Pillow's embedded one), checked by its sha256."""
+        recorded = self.info.get("font") or {}
+        source = str(self.font_path or recorded.get("source") or "")
+        path = None if not source or source.startswith("pillow-embedded") else Path(source)
+        if recorded:
+            _, identity = load_operator_font(path)
+            if identity.sha256 != recorded.get("sha256"):
+                report.fail(
+                    f"operator font differs (sha256 {identity.sha256[:12]} != recorded "
+                    f"{str(recorded.get('sha256'))[:12]}): {identity.source}; pass --root font=TTF"
+                )
+        return path
+
+    def check_dataset(self, report: AuditReport) -> None:
+        try:
+            self._rebuild(report)
+        except BenchsmithError as exc:
+            report.fail(f"cannot re-run the build from the recorded sources: {exc}")
+
+    def _rebuild(self, report: AuditReport) -> None:
+        from benchsmith.builders.vlicl.config import VliclConfig
+        from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
+        from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
+        from benchsmith.builders.vlicl.publication import (
+            VliclPublication,
+            _ids,
+            episode_rows,
+            task_rows,
+        )
+
+        config = VliclConfig.from_dict(self.info["params"])
+        sources = VliclSources(
+            miniimagenet=self.roots.get("miniimagenet"),
+            clevr=self.roots.get("clevr"),
+            font=self._font(report),
+            ingest=self.roots.get("ingest"),
+        )
+        threshold = int(self.info["leakage"]["image_threshold"])
+        with tempfile.TemporaryDirectory(prefix="benchsmith-audit-") as scratch, quietly():
+            plan = Path(scratch) / "plan"
+            build_vlicl(config, sources, plan)
+            check_vlicl_leakage(plan, threshold, workers=self.workers)
+            inputs = VliclPublication(plan).inputs
+            expected: dict[str, dict[str, dict[str, Any]]] = {}
+            for task in inputs.tasks:
+                for split in SPLITS:
+                    rows = task_rows(inputs, task, split, lambda row: None)
+                    expected.setdefault(task, {})[split] = {r["id"]: _digests(r) for r in rows}
+            kept = {
+                t: _ids(inputs.build.rows(t, "query")) - inputs.removed[t] for t in inputs.tasks
+            }
+            support = {t: _ids(inputs.build.rows(t, "support")) for t in inputs.tasks}
+            for sampler in SAMPLERS:
+                self.episodes[sampler] = list(episode_rows(inputs, sampler, kept, support))
+        report.checked("rebuild", "build re-run from the recorded sources and parameters")
+        self.expected = expected
+
+    # -- comparison --------------------------------------------------------------------------
 
     def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
+        if self.expected is None:
+            return  # nothing to compare with (reported once by check_dataset)
         if config == EPISODES_CONFIG:
-            self._episodes.append(
-                (split, row["task"], row["query_id"], list(row["demo_ids"]), self.dataset_dir)
+            index = self._episode_index.get(split, 0)
+            self._episode_index[split] = index + 1
+            expected_rows = self.episodes.get(split, [])
+            row_id = f"{split}/{index}"
+            if index >= len(expected_rows):
+                report.fail("extra episode", config=config, row=row_id, column="query_id")
+                return
+            self._compare(config, row_id, row, expected_rows[index], report)
+            return
+        seen = self._seen.setdefault(f"{config}/{split}", set())
+        if row["id"] in seen:
+            report.fail("appears twice", config=config, row=row["id"], column="id")
+            return
+        expected_rows = self.expected.get(config, {}).get(split, {})
+        key = self.match(config, split, row["id"], expected_rows, seen)
+        if key is None:
+            report.fail(
+                "no row with this id in the rebuild", config=config, row=row["id"], column="id"
             )
             return
-        for source in row["provenance"]["sources"]:
-            if source["dataset"] == RENDERED:
-                continue  # a rendered image has no file to read: it is re-rendered instead
-            root = DATASET_ROOTS.get(source["dataset"])
-            if root is None:
-                report.fail(
-                    f"unknown source dataset {source['dataset']!r} for {source['file']}",
-                    config=config,
-                    row=row["id"],
-                    column="provenance",
-                )
-            elif self.roots.get(root) is None:
-                report.fail(
-                    f"no root recorded for {source['file']}; pass --root {root}=DIR",
-                    config=config,
-                    row=row["id"],
-                )
-        self._check_images(config, row, report)
-        if config == "clevr":
-            self._check_clevr(config, row, report)
+        seen.add(key)
+        self._compare(config, row["id"], row, expected_rows[key], report)
 
-    def _check_images(self, config: str, row: dict[str, Any], report: AuditReport) -> None:
-        where = self.dataset_dir / "data" / config
-        for index, image in enumerate(row["images"]):
-            data, image_path = image["bytes"], image["path"] or ""
-            root, _, file = image_path.partition("/")
-            recorded = _recorded_sha(row, root, file)
-            if recorded is None:
-                report.fail(
-                    f"image {image_path} has no provenance source",
-                    config=config,
-                    row=row["id"],
-                    column="images",
-                )
-                continue
-            if sha256_bytes(data) != recorded:
-                report.fail(
-                    f"embedded image {image_path} does not match its recorded sha256",
-                    config=config,
-                    row=row["id"],
-                    column="images",
-                    path=where,
-                )
-                continue
-            if root == RENDERED:
-                font = self.font.get()
-                if font is None:
-                    report.fail(self.font.failure or "", config=config, row=row["id"])
-                elif _rendered_bytes(row, index, font) != data:
-                    report.fail(
-                        f"operator image {image_path} re-renders differently",
-                        config=config,
-                        row=row["id"],
-                        column="images",
-                        path=where,
-                    )
-                else:
-                    report.checked("rendered", "operator image(s) re-rendered byte-identical")
-                continue
-            path = self._path(root, file)
-            if path is not None and path.is_file():
-                if path.read_bytes() != data:
-                    report.fail(
-                        "embedded image differs from its source file",
-                        config=config,
-                        row=row["id"],
-                        column="images",
-                        path=path,
-                    )
-                else:
-                    report.checked("images", "embedded image(s) equal their source file")
-
-    def _scene_objects(self, clevr_root: Path, split: str, index: int) -> list[dict] | None:
-        key = (clevr_root, split)
-        if key not in self._scenes:
-            scenes = read_clevr_scenes(clevr_root, split, check_images=False)
-            self._scenes[key] = {s.image_index: list(s.objects) for s in scenes}
-        return self._scenes[key].get(index)
-
-    def _check_clevr(self, config: str, row: dict[str, Any], report: AuditReport) -> None:
-        scene = next(
-            (s for s in row["provenance"]["sources"] if s["id"].startswith("scene:")), None
-        )
-        root = self.roots.get("clevr")
-        if scene is None or root is None or row["scene_index"] is None or row["scene_index"] < 0:
-            return  # ingested rows without a known scene cannot be recounted
-        path = root / scene["file"]
-        objects = self._scene_objects(root, row["source_split"], int(row["scene_index"]))
-        attribute = CLEVR_ATTRIBUTES[row["attribute"]]
-        if objects is None:
-            report.fail(
-                f"scene {row['scene_index']} not in the scenes file",
-                config=config,
-                row=row["id"],
-                path=path,
-            )
-            return
-        count = sum(1 for obj in objects if obj.get(attribute) == row["value"])
-        if count != row["count"] or str(count) != row["answer"]:
-            report.fail(
-                f"recount of {attribute}={row['value']} in scene {row['scene_index']} is {count}",
-                config=config,
-                row=row["id"],
-                column="answer" if str(count) != row["answer"] else "count",
-                published=row["answer"] if str(count) != row["answer"] else row["count"],
-                derived=str(count) if str(count) != row["answer"] else count,
-                path=path,
-            )
-        else:
-            report.checked("clevr", "answer(s) recounted from the scenes")
+    @staticmethod
+    def _compare(
+        config: str, row_id: str, row: dict[str, Any], expected: dict[str, Any], report: AuditReport
+    ) -> None:
+        facts = {k: row["provenance"].get(k) for k in BUILD_FACTS}
+        expected = {**expected, "provenance": {**expected["provenance"], **facts}}
+        report.compare_row(config, row_id, row, expected)
 
     def check_whole(self, report: AuditReport) -> None:
-        """Every episode names a published query and published support rows of its task."""
-        if not self._episodes:
+        """Every rebuilt row and episode of the audited configs is published."""
+        if self.expected is None:
             return
-        ids = {
-            task: {
-                split: set(read_columns(self.dataset_dir, task, split, ["id"])["id"].to_pylist())
-                for split in SPLITS
-            }
-            for task in self.tasks
-        }
-        for sampler, task, query_id, demo_ids, _ in self._episodes:
-            task_ids = ids.get(task)
-            if task_ids is None:
+        for config in self.configs:
+            if config == EPISODES_CONFIG:
+                for sampler, rows in self.episodes.items():
+                    published = self._episode_index.get(sampler, 0)
+                    if published < len(rows):
+                        report.fail(
+                            f"{len(rows) - published} rebuilt episode(s) are not published",
+                            config=config,
+                            row=f"{sampler}/{published}",
+                            column="query_id",
+                        )
                 continue
-            missing = [d for d in demo_ids if d not in task_ids["support"]]
-            if query_id not in task_ids["query"] or missing:
-                report.fail(
-                    f"episode names unpublished rows {(missing or [query_id])[:3]}",
-                    config=EPISODES_CONFIG,
-                    row=f"{sampler}/{query_id}",
-                    path=self.dataset_dir / "data" / EPISODES_CONFIG,
-                )
-            else:
-                report.checked("episodes", "episode(s) name published rows")
+            for split, rows in self.expected.get(config, {}).items():
+                missing = sorted(set(rows) - self._seen.get(f"{config}/{split}", set()))
+                for row_id in missing[:5]:
+                    report.fail(
+                        "rebuilt row is not published", config=config, row=row_id, column="id"
+                    )

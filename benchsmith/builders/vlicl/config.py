@@ -203,6 +203,21 @@ class VliclConfig:
         }
 
     @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> VliclConfig:
+        """The config :meth:`to_dict` recorded (build_info ``params``)."""
+        return cls(
+            profile=values["profile"],
+            mode=values["mode"],
+            seed=int(values["seed"]),
+            tasks=tuple(values["tasks"]),
+            sizes=Sizes(**values["sizes"]),
+            words=tuple(values["words"]),
+            shots={task: tuple(shots) for task, shots in values["shots"].items()},
+            episode_seeds=tuple(values["episode_seeds"]),
+            samplers=tuple(values["samplers"]),
+        )
+
+    @classmethod
     def from_params(
         cls, params_section: dict[str, Any], profile: str = "sample", **overrides: Any
     ) -> VliclConfig:

@@ -222,7 +222,8 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
     digest: dict[str, Any] = {}
     stats: dict[str, Any] = {}
     episode_rows: list[dict[str, Any]] = []
-    with atomic_directory(out_dir) as staging:
+    inputs = [p for p in (sources.miniimagenet, sources.clevr, sources.font, sources.ingest) if p]
+    with atomic_directory(out_dir, inputs=inputs) as staging:
         font_info = None
         if config.mode == "ingest":
             rows = _ingest_tasks(config, sources, hashes, digest)

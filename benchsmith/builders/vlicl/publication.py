@@ -288,6 +288,7 @@ class VliclPublication(Publication):
 
     family = "vlicl"
     card_template = "vlicl.md.j2"
+    audit_how = "the plan and the leakage check are re-run from the source folders, operator images re-rendered with the recorded font"
 
     def __init__(
         self,
@@ -297,6 +298,10 @@ class VliclPublication(Publication):
     ):
         self.inputs = PublishInputs.read(build_dir, leakage_path, roots_override)
         self.histograms: dict[str, dict[str, Counter]] = {}
+
+    def input_paths(self) -> list[Path]:
+        roots = [r for r in self.inputs.build.roots.values() if r is not None]
+        return [self.inputs.build.path, *roots]
 
     def configs(self) -> Iterator[ConfigSpec]:
         inputs = self.inputs

@@ -88,7 +88,7 @@ def miniimagenet_from_hf_parquet(
     files = _parquet_files(parquet_files_or_dir)
     out_root = Path(out_root)
     state = _Conversion()
-    with atomic_directory(out_root) as staging:
+    with atomic_directory(out_root, inputs=files) as staging:
         images_dir = staging / IMAGES_DIRNAME
         images_dir.mkdir()
         for path in files:

@@ -30,15 +30,13 @@ def test_audit_of_an_intact_sample_and_haystack_passes(built, capsys):
     assert main(["audit", str(built["published"]), "--config", "m10_n2_k2", "--id", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("audit m10_n2_k2/1: OK")
-    assert (
-        "10 stitched image(s) re-rendered byte-identical" in out
-        and "2 found under their recorded annotation ids" in out
-    )
+    # the sample and the 10 stitched images of its haystack, every column re-derived
+    assert "11 row(s) equal their re-derivation in every column" in out
     assert (
         main(["audit", str(built["published"]), "--config", "haystacks_n8", "--id", "n8-00004"])
         == 0
     )
-    assert "64 file(s) match their recorded sha256" in capsys.readouterr().out
+    assert "65 file(s) match their recorded sha256" in capsys.readouterr().out  # cells, captions
 
 
 def test_audit_of_the_whole_dataset_checks_every_row_once(built, capsys):
@@ -49,7 +47,9 @@ def test_audit_of_the_whole_dataset_checks_every_row_once(built, capsys):
     stitched = sum(info["configs"][f"haystacks_n{g}"]["test"]["num_examples"] for g in (1, 2, 4, 8))
     assert out.startswith("audit all configs: OK")
     assert f"{rows} row(s) checked" in out
-    assert f"{stitched} stitched image(s) re-rendered byte-identical" in out  # each once
+    assert f"{rows} row(s) equal their re-derivation in every column" in out
+    assert f"{len(info['configs'])} shard(s) match the content hash in their name" in out
+    assert stitched == 4 * 20
 
 
 def test_audit_names_a_changed_source_file(copy_of_build, capsys):
@@ -77,7 +77,7 @@ def test_audit_names_the_dataset_folder_when_a_re_render_differs(copy_of_build, 
     (published / "build_info.json").write_text(json.dumps(info))
     assert audit(published, coco, "--config", "m1_n4_k1", "--id", "0") == 1
     out = capsys.readouterr().out
-    assert "re-renders differently" in out and str(published / "data" / "haystacks_n4") in out
+    assert "haystacks_n4/" in out and "[image]: differs from the re-derived row" in out
 
 
 def test_audit_names_a_caption_that_does_not_match_its_annotation(copy_of_build, capsys):

@@ -14,6 +14,7 @@ from PIL import Image
 from png_inspect import png_chunk_types
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.outputs import MARKER
 from benchsmith.sources.clevr.reader import (
     CLEVR_VOCAB,
     read_clevr_scenes,
@@ -107,7 +108,7 @@ def test_pngs_carry_no_metadata(sample: Path) -> None:
 
 
 def test_layout_and_real_keys(sample: Path) -> None:
-    assert sorted(p.name for p in sample.iterdir()) == ["images", "scenes"]
+    assert sorted(p.name for p in sample.iterdir()) == [MARKER, "images", "scenes"]
     for split, count in (("train", N_TRAIN), ("val", N_VAL)):
         document = raw_scenes(sample, split)
         assert set(document) == {"info", "scenes"}

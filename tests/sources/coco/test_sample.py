@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.outputs import MARKER
 from benchsmith.sources.coco.reader import (
     CAPTIONS_RELPATH,
     IMAGES_DIRNAME,
@@ -54,7 +55,7 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 
 def test_layout(sample_dir: Path) -> None:
-    assert sorted(p.name for p in sample_dir.iterdir()) == ["annotations", IMAGES_DIRNAME]
+    assert sorted(p.name for p in sample_dir.iterdir()) == [MARKER, "annotations", IMAGES_DIRNAME]
     assert (sample_dir / "annotations" / "captions_val2014.json").is_file()
     assert (sample_dir / "val2014" / ".DS_Store").is_file()
     assert not [p for p in sample_dir.parent.iterdir() if ".tmp-" in p.name]
@@ -159,7 +160,7 @@ def test_spec_colours_pairwise_distinct() -> None:
 def test_write_is_deterministic(tmp_path: Path, sample_dir: Path) -> None:
     again = write_sample_coco(tmp_path / "again", n_images=N_IMAGES)
     first, second = file_hashes(sample_dir), file_hashes(again)
-    assert len(first) == N_IMAGES + 2  # images + .DS_Store + captions file
+    assert len(first) == N_IMAGES + 3  # images + .DS_Store + captions file + marker
     assert first == second
 
 

@@ -1,0 +1,139 @@
+"""Change any column of any row and the audit fails naming it: every family, config, column.
+
+A copy of each published folder of the sample project (MMNeedle, VL-ICL, both curated targets)
+gets one value changed per column of every config, in different rows where the config has
+enough of them. The tampered shards are renamed to their new content hash and
+``build_info.json`` is updated to list them, as a careful forger would, so only the
+re-derivation of the rows can catch the changes. One whole-dataset audit must then exit 1 and
+name, for every (config, column), the row that was changed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchsmith.cli import main
+from benchsmith.core.hashing import sha256_file
+
+DATASETS = ("mmneedle", "vlicl", "curated/mmneedle_m1_n2_k1", "curated/vlicl_clevr_query")
+
+
+def default_for(dtype: pa.DataType) -> Any:
+    """A non-null value of ``dtype`` (to replace a null)."""
+    if pa.types.is_struct(dtype):
+        return {f.name: default_for(f.type) for f in dtype}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return [default_for(dtype.value_type)]
+    if pa.types.is_boolean(dtype):
+        return True
+    if pa.types.is_integer(dtype):
+        return 7
+    if pa.types.is_floating(dtype):
+        return 0.5
+    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        return b"forged"
+    return "forged"
+
+
+def mutate(value: Any, dtype: pa.DataType) -> Any:
+    """``value`` with one leaf changed (the first one, depth first)."""
+    if value is None:
+        return default_for(dtype)
+    if pa.types.is_struct(dtype):
+        first = dtype[0]
+        return {**value, first.name: mutate(value[first.name], first.type)}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        if not value:
+            return [default_for(dtype.value_type)]
+        return [mutate(value[0], dtype.value_type), *value[1:]]
+    if pa.types.is_boolean(dtype):
+        return not value
+    if pa.types.is_integer(dtype):
+        return value + 1000
+    if pa.types.is_floating(dtype):
+        return value + 1.5
+    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        return value + b"\0"
+    return value + "~"
+
+
+def tamper(folder: Path) -> list[tuple[str, str, str]]:
+    """Change one value per (config, column) of the first shard of every split; rename each
+    shard to its new hash and list it in build_info.json. Returns (config, row id, column)."""
+    info_path = folder / "build_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    changed = []
+    for config, splits in info["configs"].items():
+        for split, written in splits.items():
+            shard = folder / written["files"][0]
+            table = pq.read_table(shard)
+            rows = table.to_pylist()
+            if not rows:
+                continue
+            for k, field in enumerate(table.schema):
+                index = k % len(rows)
+                rows[index][field.name] = mutate(rows[index][field.name], field.type)
+                changed.append((config, split, index, field.name))
+            pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+            digest = sha256_file(shard)[:16]
+            renamed = shard.with_name(f"{shard.name.rsplit('-', 1)[0]}-{digest}.parquet")
+            shard.rename(renamed)
+            written["files"][0] = renamed.relative_to(folder).as_posix()
+    info_path.write_text(json.dumps(info), encoding="utf-8")
+    return changed
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_audit_names_every_changed_column(sample_project, tmp_path, monkeypatch, capsys, name):
+    source = sample_project / "published" / name
+    folder = tmp_path / name.replace("/", "_")
+    shutil.copytree(source, folder)
+    monkeypatch.chdir(sample_project)  # source roots are recorded relative to the project
+    assert main(["audit", str(folder), "--workers", "1"]) == 0
+    capsys.readouterr()
+    changed = tamper(folder)
+    assert len(changed) >= 10
+    assert main(["audit", str(folder), "--workers", "1"]) == 1
+    failures = [line for line in capsys.readouterr().out.splitlines() if "FAIL" in line]
+    missed = [
+        (config, split, index, column)
+        for config, split, index, column in changed
+        if not any(f"[{column}]" in line and config in line for line in failures)
+    ]
+    assert not missed, (
+        missed,
+        "\n".join(f for f in failures if any(m[0] in f for m in missed))[:3000],
+    )
+
+
+def test_a_changed_shard_keeping_its_name_and_a_broken_shard_are_named(
+    sample_project, tmp_path, monkeypatch, capsys
+):
+    folder = tmp_path / "mmneedle"
+    shutil.copytree(sample_project / "published" / "mmneedle", folder)
+    monkeypatch.chdir(sample_project)
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    sample_shard = folder / info["configs"]["m10_n2_k1"]["test"]["files"][0]
+    table = pq.read_table(sample_shard)
+    pq.write_table(table, sample_shard, compression="gzip")  # same rows, other bytes
+    image_shard = folder / info["configs"]["haystacks_n2"]["test"]["files"][0]
+    data = bytearray(image_shard.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64
+    image_shard.write_bytes(bytes(data))
+    assert main(["audit", str(folder), "--workers", "1"]) == 1
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    assert (
+        f"does not match the hash in its name (sha256 {sha256_file(sample_shard)[:16]})" in out.out
+    )
+    assert str(sample_shard) in out.out and str(image_shard) in out.out
+    assert any(
+        "does not parse" in line and str(image_shard) in line for line in out.out.splitlines()
+    )
