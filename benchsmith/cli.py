@@ -9,11 +9,15 @@ published folder: its family, SCORERS), ``curate`` (STAGES), ``predict``. Errors
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any, TextIO
 
 from benchsmith import __version__
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.limits import configure as configure_limits
+from benchsmith.core.params import DEFAULT_PARAMS_FILE, load_params
 
 
 def _positionals(argv: Sequence[str]) -> list[str]:
@@ -46,10 +50,72 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def _check_and_configure(args: argparse.Namespace) -> None:
+    """Check the params file a command reads against the schema (every key known, every value
+    typed) before anything runs, then apply the image limits it sets."""
+    reads_params = hasattr(args, "params")
+    path = getattr(args, "params", None)
+    params = load_params(path)
+    if reads_params:
+        from benchsmith.commands.params_check import blocks_read, check_params
+
+        check_params(params, path or DEFAULT_PARAMS_FILE.resolve(), blocks_read(args))
+    configure_limits(params)
+
+
+class _ClosedPipeSafe:
+    """stdout that, once its reader is gone (``benchsmith audit ... | head -2``), swallows the
+    rest of the output instead of raising ``BrokenPipeError``: the command still finishes its
+    work and exits with its real status, as ``grep`` and ``git`` do when piped into ``head``."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+        self.closed_by_reader = False
+
+    def write(self, text: str) -> int:
+        if not self.closed_by_reader:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._reader_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_by_reader:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self.closed_by_reader = True
+        try:  # what is still buffered must not fail again at interpreter exit
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    original = sys.stdout
+    guarded = _ClosedPipeSafe(original)
+    sys.stdout = guarded  # type: ignore[assignment]
+    try:
+        return _run(argv)
+    finally:
+        guarded.flush()
+        sys.stdout = original
+
+
+def _run(argv: list[str]) -> int:
     try:
         args = build_parser(argv).parse_args(argv)
+        _check_and_configure(args)
         result = args.handler(args)
     except BenchsmithError as exc:
         print(f"benchsmith: error: {exc}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,32 @@ def test_python_m_version(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"benchsmith {importlib.metadata.version('benchsmith')}"
+
+
+def run_with_reader_gone(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run the CLI with its stdout reader already gone, like ``benchsmith ... | head -0``."""
+    code = "import sys; from benchsmith.cli import main; sys.exit(main(sys.argv[1:]))"
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_is_no_error_and_keeps_the_real_exit_status(built, tmp_path):
+    published = built["published"]
+    audit = ["audit", str(published), "--config", "m1_n2_k1", "--id", "0"]
+    result = run_with_reader_gone(audit, tmp_path)
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+    assert result.returncode == 0, result.stderr
+    # a failing command still fails: the exit status is the command's, not the pipe's
+    result = run_with_reader_gone([*audit[:-1], "no-such-id"], tmp_path)
+    assert "Traceback" not in result.stderr and result.returncode == 2

@@ -235,6 +235,11 @@ class Family(ABC):
     def columns(self, info: dict[str, Any]) -> ColumnMap:
         """Which columns hold the id, question, answer and images (for curate and predict)."""
 
+    def params_fields(self) -> dict[str, Any]:
+        """The keys of this family's ``params.yaml`` block (schema nodes of
+        :mod:`benchsmith.core.schema`), less ``publish:``, which every family shares."""
+        return {}
+
     def default_out(self, params: dict[str, Any]) -> Path:
         """Where ``publish`` writes by default: ``<family>.publish.out`` or ``published/<family>``."""
         section = params.get(self.name) if isinstance(params.get(self.name), dict) else {}

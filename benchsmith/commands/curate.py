@@ -7,6 +7,7 @@ the ``curate:`` block of ``params.yaml``, then from the flags.
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 from pathlib import Path
 
@@ -36,6 +37,9 @@ reason code with its meaning.
 Settings come from the `curate:` block of --params (default params.yaml when present), then
 these flags. LLM calls go to --base-url (or OPENAI_BASE_URL) with OPENAI_API_KEY from the
 environment, and are cached under --llm-cache, so a rerun repeats no answered request.
+A failed call (server down, rate limit after the retries) decides nothing: the sample is
+kept and counted as undecided, nothing is published (OUT_DIR keeps its previous contents)
+and the command exits 1; rerun once the server is back, or pass --publish-undecided.
 """
 
 
@@ -66,6 +70,12 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     )
     p.add_argument(
         "--max-shard-mb", type=float, metavar="MiB", help="shard size limit (default: 256)"
+    )
+    p.add_argument(
+        "--publish-undecided",
+        action="store_true",
+        help="publish even when failed LLM calls left samples undecided (they are kept, and "
+        "the card says so). Without it such a run exits 1 and leaves OUT_DIR as it was",
     )
     cols = p.add_argument_group("columns (guessed from common names when not given)")
     for role in COLUMN_ROLES:
@@ -120,10 +130,11 @@ def run_curate(args: argparse.Namespace) -> int:
                 path=args.params or "params.yaml",
                 fix="give every target a name, dataset and config (split defaults to test)",
             )
-    for target in targets:
+    unfinished = []
+    for target in targets:  # a target left undecided does not stop the others
         settings = _merge(section, target.get("settings") or {})
         out = Path(target.get("out") or out_root / target["name"])
-        _curate_one(
+        code = _curate_one(
             args,
             settings,
             Path(target["dataset"]),
@@ -131,9 +142,18 @@ def run_curate(args: argparse.Namespace) -> int:
             target.get("split", "test"),
             out,
         )
+        if code:
+            unfinished.append(target["name"])
     if not targets:
         out_root.mkdir(parents=True, exist_ok=True)
         print("no curate.targets in params: nothing to curate")
+    if unfinished:
+        print(
+            f"benchsmith: curate: {len(unfinished)} of {len(targets)} target(s) not published "
+            f"(undecided samples): {', '.join(unfinished)}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -149,13 +169,30 @@ def _curate_one(
     config = config_from_params(section).with_args(args)
     view = DatasetView(dataset, config_name, split, column_roles(args, dataset))
     result = run_curation(view, config)
+    undecided = result.undecided_counts()
+    if undecided and not args.publish_undecided:
+        _print_stage_counts(result)
+        counts = ", ".join(f"{code} {n}" for code, n in undecided.items())
+        print(
+            f"benchsmith: curate {config_name}/{split}: {len(result.undecided)} sample(s) "
+            f"undecided because LLM calls failed ({counts}); nothing published, {out} left as "
+            "it was.\n  fix: rerun when the LLM server answers (answered calls come from the "
+            "cache; only the failed ones are sent), or pass --publish-undecided",
+            file=sys.stderr,
+        )
+        return 1
     publication = CuratedPublication(view, result, config)
     publish(publication, out, args.dataset_version, args.max_shard_mb or DEFAULT_MAX_SHARD_MB)
+    _print_stage_counts(result)
+    note = f" ({len(result.undecided)} undecided, kept)" if undecided else ""
+    print(f"kept {len(result.kept())} of {len(result.log.order)}{note} -> {out}")
+    return 0
+
+
+def _print_stage_counts(result) -> None:
     for stage in result.log.stage_counts():
         reasons = ", ".join(f"{k} {v}" for k, v in stage["reasons"].items())
         print(
             f"{stage['stage']:<18} in {stage['in']:>6}  kept {stage['kept']:>6}  "
             f"dropped {stage['dropped']:>6}  {reasons}"
         )
-    print(f"kept {len(result.kept())} of {len(result.log.order)} -> {out}")
-    return 0

@@ -18,7 +18,9 @@ Why it looks like this:
   (bad request, auth, unknown model) are not retried: repeating them cannot help.
 - **The API key stays secret.** It is read from the environment variable named in the config
   (default ``OPENAI_API_KEY``; local servers need none) and goes only into the ``Authorization``
-  header. It is not a config field, not in reprs, cache files, results, provenance or messages.
+  header. It is not a config field, not in reprs, cache files, results, provenance or messages;
+  a server that echoes it, in an error or in a successful reply, gets it replaced by ``***``
+  before the reply is cached or returned.
 
 Message builders live in :mod:`.llm_messages` and the disk cache in :mod:`.llm_cache`; the
 names callers use are re-exported here, so this stays the one module to import.
@@ -197,6 +199,9 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None  # an HTTP date: fall back to our own backoff
 
 
+REDACTED = "***"  # what replaces the API key wherever a server echoed it
+
+
 class LLMClient:
     """Thread-safe client with cache, retries and bounded concurrency; see the module docstring."""
 
@@ -278,7 +283,17 @@ class LLMClient:
                 setattr(self.stats, name, getattr(self.stats, name) + delta)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        return text.replace(self._secret, REDACTED) if self._secret else text
+
+    def _redact_answer(self, answer: _Answer) -> _Answer:
+        """A server may echo the key in a *successful* reply (a debugging proxy, a prompt that
+        asks for it): the text and every string field are redacted before anything is kept,
+        so the cache, predictions, decisions and cards never hold it."""
+        if not self._secret:
+            return answer
+        extra = {k: self._redact(v) if isinstance(v, str) else v for k, v in answer.extra.items()}
+        reason = self._redact(answer.finish_reason) if answer.finish_reason else None
+        return _Answer(self._redact(answer.text), reason, extra)
 
     def _backoff_s(self, key: str, attempt: int, retry_after: float | None) -> float:
         cap = self.config.backoff_max_s
@@ -299,6 +314,7 @@ class LLMClient:
             self._count(requests=1)
             outcome = self._attempt(messages, params)
             if isinstance(outcome, _Answer):
+                outcome = self._redact_answer(outcome)
                 self._cache_write(key, outcome)
                 return ChatResult(key, self.config.model, outcome.text, None, False, attempts)
             failure = outcome
@@ -336,9 +352,8 @@ class LLMClient:
         if entry is None:
             return None
         self._count(cache_hits=1)
-        return ChatResult(
-            key, str(entry.get("model", self.config.model)), entry["text"], None, True, 0
-        )
+        text = self._redact(entry["text"])  # a cache written by an older version, or by hand
+        return ChatResult(key, str(entry.get("model", self.config.model)), text, None, True, 0)
 
     def _cache_write(self, key: str, answer: _Answer) -> None:
         self._cache.write(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.schema import Block, ListOf, Value, block_of_dataclass
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import Stage, plain, settings_from_mapping
 
@@ -93,6 +94,36 @@ def top_level_keys() -> set[str]:
         else:
             keys.add(stage.params_key)
     return keys
+
+
+def params_schema() -> Block:
+    """The ``curate:`` block: each stage's settings (from its settings dataclass, plus the
+    choices it declares), the LLM client's, and ``targets`` (each may override any setting)."""
+    fields: dict[str, Any] = {}
+    for stage in STAGES:
+        block = block_of_dataclass(stage.settings_type, **stage.settings_choices())
+        if stage.params_key is None:
+            fields.update(block.fields)
+        else:
+            fields[stage.params_key] = block
+    fields["llm"] = block_of_dataclass(
+        LLMSettings,
+        concurrency=Value("int", minimum=1),
+        timeout_s=Value("float", minimum=0),
+        max_retries=Value("int", minimum=0),
+    )
+    target = Block(
+        {
+            "name": Value("str"),
+            "dataset": Value("path"),
+            "config": Value("str"),
+            "split": Value("str"),
+            "out": Value("path", nullable=True),
+            "settings": Block(dict(fields)),
+        }
+    )
+    fields[TARGETS_KEY] = ListOf(target, nullable=True)
+    return Block(fields)
 
 
 def config_from_params(section: dict[str, Any] | None) -> CurateConfig:

@@ -33,9 +33,14 @@ class CurationResult:
     reports: dict[str, Any] = field(default_factory=dict)
     skipped_stages: dict[str, str] = field(default_factory=dict)  # stage -> why
     inputs: dict[str, str] = field(default_factory=dict)  # input file -> sha256
+    undecided: dict[str, str] = field(default_factory=dict)  # kept sample -> undecided reason
 
     def kept(self) -> set[str]:
         return set(self.log.kept)
+
+    def undecided_counts(self) -> dict[str, int]:
+        """Kept samples an LLM failure left undecided, by reason code."""
+        return dict(sorted(Counter(self.undecided.values()).items()))
 
 
 def read_samples(view: DatasetView) -> dict[str, SampleView]:
@@ -102,6 +107,20 @@ def llm_client_factory(config: CurateConfig):
     return make
 
 
+def undecided_samples(decisions_log: DecisionLog) -> dict[str, str]:
+    """Kept samples carrying a stage's undecided reason (a failed LLM call), with that reason.
+
+    A sample a later stage dropped for another reason is decided (its fate does not hang on
+    the failed call), so it is not listed.
+    """
+    codes = {code for stage in STAGES for code in stage.undecided_reasons}
+    undecided: dict[str, str] = {}
+    for row in decisions_log.rows:
+        if row["reason"] in codes and row["sample_id"] in decisions_log.kept:
+            undecided.setdefault(row["sample_id"], row["reason"])
+    return undecided
+
+
 def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
     samples = read_samples(view)
     decisions_log = DecisionLog.start(samples)
@@ -118,9 +137,11 @@ def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
         decisions_log.record(stage.name, outcome.decisions)
         result.reports[stage.name] = outcome.report
     result.difficulty = dict(context.difficulty)
+    result.undecided = undecided_samples(decisions_log)
     counts = Counter(r["reason"] for r in decisions_log.rows if r["action"] == "drop")
     log(
         f"curate {view.config}/{view.split}: {len(decisions_log.kept)} of {len(samples)} kept"
         + (f"; dropped {dict(sorted(counts.items()))}" if counts else "")
+        + (f"; UNDECIDED {result.undecided_counts()}" if result.undecided else "")
     )
     return result

@@ -258,6 +258,7 @@ class CuratedPublication(Publication):
             "counts": {"source": len(result.log.order), "kept": len(result.kept())},
             "stages": result.log.stage_counts(),
             "skipped_stages": result.skipped_stages,
+            "undecided": result.undecided_counts(),
             "reports": result.reports,
         }
 

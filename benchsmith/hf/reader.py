@@ -16,6 +16,7 @@ It imports pyarrow only (no ``datasets``, no PIL), so scoring stays light.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -51,18 +52,33 @@ def read_build_info(dataset_dir: str | Path) -> dict[str, Any]:
     return info
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+
+
 def readme_configs(dataset_dir: str | Path) -> list[dict[str, Any]] | None:
-    """The ``configs:`` entries of the README front matter (None: no README or no block)."""
+    """The ``configs:`` entries of the README front matter (None: no README or no block).
+
+    Parsed once per README version (path, size, mtime): a whole-dataset audit asks for the
+    files of every config, and MMNeedle's front matter lists 25 configs."""
     readme = Path(dataset_dir) / "README.md"
+    try:
+        stat = readme.stat()
+    except OSError:
+        return None
     if not readme.is_file():
         return None
-    text = readme.read_text(encoding="utf-8")
+    return _parse_readme_configs(str(readme.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_readme_configs(path: str, size: int, mtime_ns: int) -> list[dict[str, Any]] | None:
+    text = Path(path).read_text(encoding="utf-8")
     if not text.startswith("---"):
         return None
     try:
-        meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+        meta = yaml.load(text.split("---", 2)[1], Loader=_YAML_LOADER) or {}
     except yaml.YAMLError as exc:
-        raise SourceError(f"README front matter is not valid YAML: {exc}", path=readme) from exc
+        raise SourceError(f"README front matter is not valid YAML: {exc}", path=path) from exc
     configs = meta.get("configs") if isinstance(meta, dict) else None
     return [c for c in configs if isinstance(c, dict)] if configs else None
 

@@ -23,20 +23,21 @@ function :func:`hash_images` records them per key instead (counted skips, never 
 from __future__ import annotations
 
 import hashlib
-import io
 import multiprocessing
-import re
 from collections.abc import Hashable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from typing import TypeVar
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress
+from benchsmith.images.decode import decode_rgb
 
 K = TypeVar("K", bound=Hashable)
 
@@ -64,25 +65,7 @@ def is_low_information(image: Image.Image) -> bool:
 
 def decode_rgb_image(image_bytes: bytes, name: str | None = None) -> Image.Image:
     """Decode fully to RGB; corrupt or truncated bytes raise a SourceError naming ``name``."""
-    try:
-        with Image.open(io.BytesIO(image_bytes)) as image:
-            image.load()
-            return image.convert("RGB") if image.mode != "RGB" else image.copy()
-    except (
-        UnidentifiedImageError,
-        OSError,
-        SyntaxError,
-        ValueError,
-        Image.DecompressionBombError,
-    ) as exc:
-        # PIL names the in-memory file by its repr ("<_io.BytesIO object at 0x7f..>"); drop the
-        # address so the message (recorded as evidence) is the same on every run
-        detail = re.sub(r" at 0x[0-9a-fA-F]+", "", str(exc))
-        raise SourceError(
-            f"cannot decode image ({type(exc).__name__}: {detail})",
-            path=name,
-            fix="the image is corrupt or truncated: fetch or extract the source file again",
-        ) from exc
+    return decode_rgb(image_bytes, name)
 
 
 def rgb_sha256(image: Image.Image) -> str:
@@ -118,8 +101,13 @@ def hash_image(image_bytes: bytes, *, name: str | None = None) -> ImageHashes:
     )
 
 
-def _hash_or_error(image_bytes: bytes) -> tuple[ImageHashes | None, str | None]:
-    """Worker task (module level so it pickles): hashes, or the error text for a skip."""
+def _hash_or_error(
+    image_bytes: bytes, limit: int | None = None
+) -> tuple[ImageHashes | None, str | None]:
+    """Worker task (module level so it pickles): hashes, or the error text for a skip.
+    ``limit`` carries the parent's images.max_pixels into a worker process."""
+    if limit is not None:
+        set_max_pixels(limit)
     try:
         return hash_image(image_bytes), None
     except SourceError as exc:
@@ -178,5 +166,6 @@ def _pooled(
     for batch in batches:
         keys = [key for key, _ in batch]
         chunk = max(1, len(batch) // (4 * workers))
-        results = pool.map(_hash_or_error, [data for _, data in batch], chunksize=chunk)
+        task = partial(_hash_or_error, limit=max_pixels())
+        results = pool.map(task, [data for _, data in batch], chunksize=chunk)
         yield from zip(keys, results, strict=True)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.params import profile_of, section
+from benchsmith.core.schema import Block, Value
 
 VERBS = ("sample", "fetch", "link", "check", "prepare")
 
@@ -55,6 +56,11 @@ class Option:
             metavar=self.name.split("_")[-1].upper(),
             help=self.help + default,
         )
+
+    def schema(self) -> Value:
+        """The ``params.yaml`` node of this option (null keeps the default)."""
+        kinds = {int: "int", float: "float", str: "str", bool: "bool", Path: "path"}
+        return Value(kinds.get(self.type, "any"), nullable=True)
 
     def value(self, given: Any, configured: Mapping[str, Any]) -> Any:
         """The CLI value, else the params value, else the default, converted to the type."""
@@ -95,6 +101,15 @@ class Source(ABC):
             f"{self.title} has no `{verb}` step (it has: {', '.join(self.verbs)})",
             fix=f"use one of: {', '.join(f'benchsmith source {v} {self.name}' for v in self.verbs)}",
         )
+
+    @classmethod
+    def params_schema(cls) -> Block:
+        """``sources.<name>``: ``sample:`` takes the sample options, ``full:`` the fetch options
+        and ``local_dir`` (an existing copy to link instead)."""
+        sample = {o.name: o.schema() for o in cls.sample_options}
+        full = {o.name: o.schema() for o in cls.fetch_options}
+        full["local_dir"] = Value("path", nullable=True)
+        return Block({"sample": Block(sample), "full": Block(full)}, doc=cls.title)
 
     def read_root(self, out: Path) -> Path:
         """The folder the family builders read, inside the folder a verb wrote."""

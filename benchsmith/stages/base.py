@@ -7,6 +7,9 @@ Everything else about the stage lives with it, in its one file:
 - ``settings_type``: a frozen dataclass of its knobs, read from its block of ``params.yaml``
   (``curate.<params_key>``; ``params_key = None`` means fields directly under ``curate:``);
 - ``reasons``: every reason code it can emit, with its meaning (the card's legend);
+  ``undecided_reasons``: those that mean "could not decide" (an LLM call failed): such a
+  sample is kept and counted, never dropped for the failure, and ``curate`` publishes nothing
+  while one remains (unless told to);
 - ``flags``: its ``benchsmith curate`` options, each overriding one settings field;
 - ``card_section``: a Jinja template (Markdown) of its section in the curated card, rendered
   with its ``report`` and ``settings``;
@@ -141,12 +144,27 @@ class Stage(ABC):
     params_key: ClassVar[str | None]  # its block under `curate:`; None = top-level fields
     settings_type: ClassVar[type]
     reasons: ClassVar[dict[str, str]]
+    # reason codes meaning "could not decide" (an LLM call failed): the sample is kept, counted
+    # as undecided, and `curate` refuses to publish while any kept sample carries one
+    undecided_reasons: ClassVar[frozenset[str]] = frozenset()
     flags: ClassVar[tuple[Flag, ...]] = ()
     card_section: ClassVar[str] = ""
 
     def settings_from(self, block: Mapping[str, Any] | None) -> Any:
         """Settings from its params block; an unknown key is an error naming the valid ones."""
         return settings_from_mapping(self.settings_type, block, f"curate.{self.params_key}")
+
+    def settings_choices(self) -> dict[str, Any]:
+        """Schema nodes refining settings whose flag lists its choices, so ``params.yaml`` is
+        held to the same values as the command line (:func:`curate.config.params_schema`)."""
+        from benchsmith.core.schema import ListOf, Value
+
+        nodes: dict[str, Any] = {}
+        for flag in self.flags:
+            if flag.choices:
+                value = Value("str", choices=tuple(flag.choices))
+                nodes[flag.field] = ListOf(value, scalar_ok=True) if flag.kind == "list" else value
+        return nodes
 
     def override(self, settings: Any, args: argparse.Namespace) -> Any:
         """Settings with the fields its flags were given on the command line replaced."""

@@ -36,9 +36,11 @@ class ReviewStage(Stage):
         "ZERO_PASS_LLM_REJECT": "no judge solved it and the review model said the gold answer "
         "is wrong",
         "ZERO_PASS_PARSE_FAIL": "no judge solved it and the review reply had no YES/NO verdict",
-        "ZERO_PASS_LLM_ERROR": "no judge solved it and the review call failed (rerun to retry)",
+        "ZERO_PASS_LLM_ERROR": "no judge solved it and the review call failed: undecided, kept "
+        "(curate publishes only with --publish-undecided; rerun to retry)",
         "ZERO_PASS_HUMAN_REJECT": "no judge solved it and a human reviewer rejected it",
     }
+    undecided_reasons = frozenset({"ZERO_PASS_LLM_ERROR"})
     flags = (
         Flag("--review-model", "model", "model for the zero-pass YES/NO check", metavar="MODEL"),
         Flag(

@@ -8,7 +8,9 @@ ambiguous gold answer, an unreadable image (drop). Two reviewers decide:
    ``Judgement: NO``. YES keeps the sample; NO drops it (``ZERO_PASS_LLM_REJECT``). Unlike the
    original, which silently rejected unparsable replies and API errors alike, these are told
    apart and counted: an unparsable reply drops with ``ZERO_PASS_PARSE_FAIL``; a failed request
-   drops with ``ZERO_PASS_LLM_ERROR`` and, since failures are not cached, a rerun asks again.
+   (server down, rate limit after retries) is no verdict at all: the sample is **kept** with
+   ``ZERO_PASS_LLM_ERROR``, counted as undecided, and ``curate`` publishes nothing until a rerun
+   (failures are not cached, answers are: only the failed calls are sent again) decides it.
    Image detail defaults to ``"high"``: the original sent ``detail: "low"`` (a 512 px
    thumbnail), which makes OCR and infographic answers unverifiable.
 2. **Humans** (:func:`read_human_verdicts`, :func:`apply_human_verdicts`): verdict files under
@@ -143,7 +145,7 @@ def _review_decision(sample: SampleView, result: ChatResult, config: ReviewConfi
     }
     if not result.ok:
         evidence["error"] = result.error
-        return StageDecision(sample.sample_id, "drop", ZERO_PASS_LLM_ERROR, evidence)
+        return StageDecision(sample.sample_id, "keep", ZERO_PASS_LLM_ERROR, evidence)
     verdict = parse_verdict(result.text)
     evidence.update(verdict=verdict, response=result.text)
     if verdict == "YES":

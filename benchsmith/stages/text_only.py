@@ -12,8 +12,9 @@ cache keys of those responses, so the decision can be audited and replayed from 
 
 When a call fails (server down, junk reply after retries) and the successful calls alone do not
 already exceed the threshold, leakage cannot be decided: the sample is **kept** with reason
-``TEXT_ONLY_LLM_ERROR`` and counted, rather than silently passed or dropped. Because answers are
-cached and failures are not, a rerun sends only the failed calls and decides those samples.
+``TEXT_ONLY_LLM_ERROR`` and counted as undecided, rather than silently passed or dropped, and
+``curate`` publishes nothing while one remains. Because answers are cached and failures are not,
+a rerun sends only the failed calls and decides those samples.
 """
 
 from __future__ import annotations
@@ -129,9 +130,10 @@ class TextOnlyStage(Stage):
     settings_type = TextOnlySettings
     reasons = {
         TEXT_ONLY_ANSWERABLE: "more text-only LLMs answered it without the image than allowed",
-        TEXT_ONLY_LLM_ERROR: "a text-only call failed, so leakage is undecided (kept; rerun "
-        "to retry)",
+        TEXT_ONLY_LLM_ERROR: "a text-only call failed, so leakage is undecided: kept (curate "
+        "publishes only with --publish-undecided; rerun to retry)",
     }
+    undecided_reasons = frozenset({TEXT_ONLY_LLM_ERROR})
     flags = (
         Flag(
             "--text-only-model",

@@ -156,7 +156,7 @@ def test_cross_split_duplicate_and_rerun_is_identical(dataset, tmp_path):
             assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
 
 
-def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, monkeypatch):
+def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-marker-123")
     (tmp_path / "none.yaml").write_text("curate: {llm: {max_retries: 1}}\n")
     judges = write_judges(tmp_path / "judges")
@@ -187,7 +187,7 @@ def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, mo
                 return Reply(gold_letter(i))
         return Reply("I cannot tell without the image")
 
-    def run(server, out):
+    def run(server, out, *extra, cache="cache"):
         return main(
             [
                 "curate",
@@ -207,40 +207,60 @@ def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, mo
                 "--base-url",
                 server.base_url,
                 "--llm-cache",
-                str(tmp_path / "cache"),
+                str(tmp_path / cache),
                 "--no-blind",
                 "--no-image-check",
                 "--params",
                 str(tmp_path / "none.yaml"),
+                *extra,
             ]
         )
 
+    out = tmp_path / "out"
     with ChatServer(reply=reply) as server:
-        assert run(server, tmp_path / "out1") == 0
-        first_requests = len(server.requests)
+        # the review of q030 fails: undecided, so nothing is published and the run fails
+        assert run(server, out) == 1
+        assert not out.exists()
         review = [r for r in server.requests if r.body["model"] == "reviewer"]
         text_only = [r for r in server.requests if r.body["model"] == "blind-llm"]
         assert review and all(r.has_image for r in review)
         assert text_only and not any(r.has_image for r in text_only)
-    decided = decisions_of(tmp_path / "out1")
+    err = capsys.readouterr().err
+    assert "1 sample(s) undecided" in err and "ZERO_PASS_LLM_ERROR 1" in err
+    assert "nothing published" in err and "--publish-undecided" in err
+    # rerun with a healthy server: only the failed review is sent (the undecided sample was
+    # kept, so its text-only question was already asked and answered); the rest is cached
+    with ChatServer(reply=lambda body: Reply("Judgement: YES")) as server:
+        assert run(server, out) == 0
+        sent = sorted((r.body["model"], "picture number 30 " in r.text) for r in server.requests)
+        assert sent == [("reviewer", True)]
+    decided = decisions_of(out)
     assert drop_reason(decided["q000"]) is None  # zero pass, reviewer says YES
     assert drop_reason(decided["q010"]) == "ZERO_PASS_LLM_REJECT"
     assert drop_reason(decided["q020"]) is None  # unparseable, but a human accepted it
-    assert drop_reason(decided["q030"]) == "ZERO_PASS_LLM_ERROR"
+    assert drop_reason(decided["q030"]) is None  # decided on the rerun
     assert drop_reason(decided["q001"]) == "TEXT_ONLY_ANSWERABLE"
     assert drop_reason(decided["q002"]) == "TEXT_ONLY_ANSWERABLE"
     assert drop_reason(decided["q004"]) is None
-    # rerun with a healthy server: only the failed review is repeated, plus the text-only
-    # question of the sample it now lets through; every other answer comes from the cache
-    with ChatServer(reply=lambda body: Reply("Judgement: YES")) as server:
-        assert run(server, tmp_path / "out2") == 0
-        sent = sorted((r.body["model"], "picture number 30 " in r.text) for r in server.requests)
-        assert sent == [("blind-llm", True), ("reviewer", True)]
-    assert drop_reason(decisions_of(tmp_path / "out2")["q030"]) is None
-    for path in (tmp_path / "out1").rglob("*"):
+    # an outage (fresh cache, server answering 503) never replaces the good dataset...
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with ChatServer(reply=lambda body: Status(503)) as down:
+        assert run(down, out, cache="cold") == 1
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    capsys.readouterr()
+    # ...unless asked to: then the undecided samples are kept, counted, and the card says so
+    with ChatServer(reply=lambda body: Status(503)) as down:
+        assert run(down, tmp_path / "partial", "--publish-undecided", cache="cold") == 0
+    partial = decisions_of(tmp_path / "partial")
+    undecided = {
+        k for k, rows in partial.items() if any("LLM_ERROR" in (r["reason"] or "") for r in rows)
+    }
+    assert undecided and all(drop_reason(partial[k]) is None for k in undecided)
+    card = (tmp_path / "partial" / "README.md").read_text()
+    assert f"Undecided: {len(undecided)} kept sample(s)" in card
+    for path in [*out.rglob("*"), *(tmp_path / "cache").rglob("*")]:
         if path.is_file():
             assert b"sk-secret-marker-123" not in path.read_bytes(), path
-    assert first_requests > 0
 
 
 def test_audit_shows_decisions_and_catches_a_changed_source(dataset, tmp_path, capsys):

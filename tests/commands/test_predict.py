@@ -121,6 +121,18 @@ def test_predict_writes_rows_with_images_and_the_shared_prompt(dataset, tmp_path
     assert mcq.body["messages"][0]["content"][0]["image_url"]["detail"] == "low"
 
 
+def test_a_server_echoing_the_api_key_gets_it_written_nowhere(dataset, tmp_path, monkeypatch):
+    secret = "sk-echo-me-4be1d0"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    out = tmp_path / "preds.jsonl"
+    with ChatServer(reply=lambda body: Reply(f"{sample_of(body)} with key {secret}")) as server:
+        assert run(dataset, server, out) == 0
+        assert server.requests[0].headers["authorization"] == f"Bearer {secret}"
+    assert [r["response"] for r in read_rows(out)] == [f"{i} with key ***" for i in QUESTIONS]
+    written = [out, *(p for p in (tmp_path / "cache").rglob("*") if p.is_file())]
+    assert not any(secret.encode() in p.read_bytes() for p in written)
+
+
 def test_text_only_sends_no_image(dataset, tmp_path):
     out = tmp_path / "text.jsonl"
     with ChatServer(reply=answer) as server:

@@ -221,6 +221,18 @@ def test_api_key_never_leaks(server, tmp_path, monkeypatch, caplog, capsys):
     assert not any(secret in text for text in exposed)
 
 
+def test_a_key_echoed_in_a_successful_reply_is_never_written(server, tmp_path, monkeypatch):
+    secret = "sk-ECHOED-KEY-51c2"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    server.reply = lambda body: Reply(f"your key is {secret}, answer: 4")
+    client = make_client(server, tmp_path)
+    first = client.complete(ask("a"))
+    again = make_client(server, tmp_path).complete(ask("a"))
+    assert first.text == again.text == "your key is ***, answer: 4" and again.cached
+    cache_files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert cache_files and not any(secret.encode() in p.read_bytes() for p in cache_files)
+
+
 def test_missing_key_uses_placeholder(server, tmp_path):
     server.script(Reply("ok"))
     assert make_client(server, tmp_path).complete(ask("q")).ok

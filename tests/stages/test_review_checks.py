@@ -94,7 +94,7 @@ def test_review_decisions_prompt_and_image(tmp_path):
         "yes": ("keep", None),
         "no": ("drop", ZERO_PASS_LLM_REJECT),
         "junk": ("drop", ZERO_PASS_PARSE_FAIL),
-        "down": ("drop", ZERO_PASS_LLM_ERROR),
+        "down": ("keep", ZERO_PASS_LLM_ERROR),  # no verdict: undecided, never dropped for it
     }
     assert count_reasons(decisions)[ZERO_PASS_PARSE_FAIL] == 1
     sent = {tag(r.body): r for r in server.requests}

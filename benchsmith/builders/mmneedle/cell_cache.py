@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from benchsmith.builders.mmneedle.render_pool import FillTask, RenderPool, fill_cell
+from benchsmith.core.limits import max_pixels
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,11 @@ def build_cell_cache(
     """Fill ``cache_path`` with one resized cell per path; returns (memmap, sha256 per path)."""
     shape = cache_shape(len(paths), spec.cell_size)
     np.memmap(cache_path, dtype=np.uint8, mode="w+", shape=shape).flush()
+    limit = max_pixels()
     tasks = [
-        FillTask(os.fspath(cache_path), shape, i, os.fspath(p), spec.resample, spec.reducing_gap)
+        FillTask(
+            os.fspath(cache_path), shape, i, os.fspath(p), spec.resample, spec.reducing_gap, limit
+        )
         for i, p in enumerate(paths)
     ]
     hashes = []

@@ -23,6 +23,11 @@ class MmneedleFamily(Family):
         "re-render. --id: sample_id (m{M}_n{N}_k{K}) or stitched_id (haystacks_n{N})"
     )
 
+    def params_fields(self) -> dict[str, Any]:
+        from benchsmith.builders.mmneedle.params import params_fields
+
+        return params_fields()
+
     def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
         cli.add_publish_arguments(parser)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
 from benchsmith.core.hashing import sha256_bytes
+from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 
 _maps: dict[tuple[str, str], np.memmap] = {}
 
@@ -40,9 +41,11 @@ class FillTask:
     source: str
     resample: str
     reducing_gap: float | None
+    max_pixels: int = DEFAULT_MAX_PIXELS  # the parent's images.max_pixels (workers start fresh)
 
 
 def fill_cell(task: FillTask) -> str:
+    set_max_pixels(task.max_pixels)
     cells = _cells(task.cache_path, task.shape, "r+")
     cell, data = load_cell(task.source, task.shape[1], task.resample, task.reducing_gap)
     cells[task.index] = cell

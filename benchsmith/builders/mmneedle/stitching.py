@@ -13,9 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from benchsmith.core.errors import SourceError
+from benchsmith.images.decode import decode_rgb as decode_image
+
+COCO_FIX = (
+    "the file is corrupt or truncated: re-extract it from val2014.zip "
+    "(`benchsmith source fetch coco`)"
+)
 
 RESAMPLE = {
     "nearest": Image.Resampling.NEAREST,
@@ -28,17 +34,9 @@ RESAMPLE = {
 
 
 def decode_rgb(data: bytes, path: str | Path) -> Image.Image:
-    """Fully decode an image to RGB; corrupt or truncated files raise a SourceError naming them."""
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            return image.convert("RGB") if image.mode != "RGB" else image.copy()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise SourceError(
-            f"cannot decode image ({exc})",
-            path=path,
-            fix="the file is corrupt or truncated: re-extract it from val2014.zip (`benchsmith source fetch coco`)",
-        ) from exc
+    """Fully decode an image to RGB, strictly (:mod:`benchsmith.images.decode`): a corrupt or
+    truncated file raises a SourceError naming it and how to get it again."""
+    return decode_image(data, path, fix=COCO_FIX)
 
 
 def resize_cell(

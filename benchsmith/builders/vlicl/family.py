@@ -23,6 +23,11 @@ class VliclFamily(Family):
         "row id, e.g. clevr/query/00003"
     )
 
+    def params_fields(self) -> dict[str, Any]:
+        from benchsmith.builders.vlicl.params import params_fields
+
+        return params_fields()
+
     def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
         cli.add_publish_arguments(parser)
 

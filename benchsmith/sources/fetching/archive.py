@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -53,6 +54,59 @@ def safe_extract_zip(
             path=zip_path,
             fix=corrupt_fix,
         ) from exc
+
+
+_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # the 30-byte local file header of a zip member
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+
+
+def check_zip(zip_path: Path, *, corrupt_fix: str = _FIX_CORRUPT) -> int:
+    """Check that ``zip_path`` is an archive benchsmith can trust, without extracting it.
+
+    It must open (a central directory), every member name must be safe, and every member's
+    local header must sit where the directory says, under the same name: a file spliced from
+    two versions (a resume across an upstream change) or cut short fails here in seconds,
+    before its checksum is pinned in a lock file. Returns the number of members.
+    """
+    zip_path = Path(zip_path)
+    try:
+        with zipfile.ZipFile(zip_path) as archive, open(zip_path, "rb") as raw:
+            infos = archive.infolist()
+            for info in infos:
+                problem = member_problem(info)
+                if problem:
+                    raise SourceError(
+                        f"refusing {zip_path.name}: member {info.filename!r} {problem}",
+                        path=zip_path,
+                        fix="this is not an archive benchsmith can trust; check the URL",
+                    )
+                raw.seek(info.header_offset)
+                header = raw.read(_LOCAL_HEADER.size)
+                if len(header) < _LOCAL_HEADER.size:
+                    raise zipfile.BadZipFile(f"member {info.filename!r} lies past the end")
+                fields = _LOCAL_HEADER.unpack(header)
+                name = raw.read(fields[9])
+                if fields[0] != _LOCAL_SIGNATURE or name != _encoded_name(info):
+                    raise zipfile.BadZipFile(
+                        f"member {info.filename!r} is not where the directory says"
+                    )
+            return len(infos)
+    except _CORRUPT as exc:
+        raise SourceError(
+            f"archive {zip_path.name} is corrupt, truncated or spliced ({exc})",
+            path=zip_path,
+            fix=corrupt_fix,
+        ) from exc
+
+
+def _encoded_name(info: zipfile.ZipInfo) -> bytes:
+    """The member name as stored in its local header (UTF-8 when flagged, else cp437)."""
+    if info.flag_bits & 0x800:
+        return info.filename.encode("utf-8")
+    try:
+        return info.orig_filename.encode("cp437")
+    except UnicodeEncodeError:
+        return info.orig_filename.encode("utf-8")
 
 
 def member_problem(info: zipfile.ZipInfo) -> str | None:

@@ -4,21 +4,30 @@ COCO's ``val2014.zip`` is about 6 GB: a dropped connection must not cost the byt
 disk, and a corrupt or changed file must never appear under its final name. So bytes go to
 ``NAME.part``, a retry resumes it with a ``Range`` request, and ``NAME`` appears (``os.replace``)
 only once its size and sha256 match the expected values.
+
+A resume must never splice two versions of a file. The first response's validator (its strong
+``ETag``, else its ``Last-Modified``) is kept next to the part file (``NAME.part.json``) and
+every resume sends it as ``If-Range``: a server whose file changed answers with the whole new
+file (200), and the download starts over. A part with no recorded validator is resumed only
+when the expected sha256 is known (the result is checked anyway); otherwise it starts over.
 """
 
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
 from benchsmith import __version__
+from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import log, progress_bar
@@ -62,13 +71,56 @@ def download_file(
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
+    if _size(part) and not _resumable(part, url, expected_sha256):
+        log(f"{part.name}: no validator recorded for this partial download; starting over")
+        _discard(part)
     with progress_bar(
         total=expected_size, desc=desc or dest.name, unit="B", unit_scale=True
     ) as bar:
         _download_with_retries(url, part, bar, timeout=timeout, retries=retries)
     _verify(part, expected_size, expected_sha256)
     os.replace(part, dest)
+    _validator_path(part).unlink(missing_ok=True)
     return dest
+
+
+def _validator_path(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _read_validator(part: Path, url: str) -> dict[str, str]:
+    """The validator recorded when ``part`` was started from ``url`` ({} when none or stale)."""
+    try:
+        data = json.loads(_validator_path(part).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("url") != url:
+        return {}
+    return {k: v for k, v in data.items() if k in ("etag", "last_modified") and v}
+
+
+def _resumable(part: Path, url: str, expected_sha256: str | None) -> bool:
+    return bool(_read_validator(part, url)) or expected_sha256 is not None
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    _validator_path(part).unlink(missing_ok=True)
+
+
+def _if_range(validator: dict[str, str]) -> str | None:
+    """The ``If-Range`` value: a strong ETag, else Last-Modified (a weak ETag is not allowed)."""
+    etag = validator.get("etag", "")
+    if etag and not etag.startswith("W/"):
+        return etag
+    return validator.get("last_modified")
+
+
+def _record_validator(part: Path, url: str, headers: Any) -> None:
+    atomic_write_json(
+        _validator_path(part),
+        {"url": url, "etag": headers.get("ETag"), "last_modified": headers.get("Last-Modified")},
+    )
 
 
 def _verify(path: Path, size: int | None, sha256: str | None) -> None:
@@ -127,8 +179,11 @@ def _attempt(url: str, part: Path, bar: tqdm, timeout: float) -> None:
     """One request: resume ``part`` from its current size, or restart it if the server won't."""
     have = _size(part)
     headers = {"User-Agent": USER_AGENT}
+    validator = _read_validator(part, url) if have else {}
     if have:
         headers["Range"] = f"bytes={have}-"
+        if (if_range := _if_range(validator)) is not None:
+            headers["If-Range"] = if_range
     try:
         response = urllib.request.urlopen(
             urllib.request.Request(url, headers=headers), timeout=timeout
@@ -140,19 +195,26 @@ def _attempt(url: str, part: Path, bar: tqdm, timeout: float) -> None:
         exc.close()
         if total == have:  # the previous run got every byte but stopped before the rename
             return
-        part.unlink()
+        _discard(part)
         raise _Interrupted("server refused the resume range; restarting from zero") from exc
     with response:
         if response.status == 206:
             start, _, total = _parse_content_range(response.headers.get("Content-Range", ""))
             if start != have:
-                part.unlink(missing_ok=True)
+                _discard(part)
                 raise _Interrupted(f"server resumed at byte {start}, not {have}; restarting")
+            etag = response.headers.get("ETag")
+            if validator.get("etag") and etag and etag != validator["etag"]:
+                _discard(part)  # a server that ignored If-Range: the file changed underneath
+                raise _Interrupted("the file changed on the server since the transfer began")
             mode = "ab"
-        else:  # 200: the server ignored Range (or there was nothing to resume): start over
+        else:  # 200: a changed file (If-Range), Range ignored, or a first request: start over
+            if have:
+                log(f"{part.name}: the server sent the whole file; restarting from byte 0")
             have, mode = 0, "wb"
             length = response.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
+            _record_validator(part, url, response.headers)
         bar.reset(total=total)
         bar.update(have)
         with open(part, mode) as handle:

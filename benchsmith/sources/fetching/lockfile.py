@@ -13,6 +13,7 @@ Format (sorted keys)::
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +22,7 @@ from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import log
+from benchsmith.sources.fetching.archive import check_zip
 from benchsmith.sources.fetching.download import ChecksumMismatch, download_file
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
@@ -106,9 +108,28 @@ def download_locked(
             ),
         ) from exc
     if sha256 is None:
+        _check_before_pinning(path, url, rerun)
         sha256 = record(lock_path, url, path)["sha256"]
         log(f"recorded {name} ({path.stat().st_size} bytes) in {lock_path}")
     return path, sha256
+
+
+def _check_before_pinning(path: Path, url: str, rerun: str) -> None:
+    """A first download is pinned only once it is a zip benchsmith can trust (it opens, its
+    members are safe and where the directory says). A refused file is moved aside to
+    ``NAME.refused`` (kept for inspection, never pinned), so a rerun downloads it afresh."""
+    refused = path.with_name(path.name + ".refused")
+    try:
+        check_zip(path)
+    except SourceError as exc:
+        os.replace(path, refused)
+        raise SourceError(
+            f"{path.name} from {url} was refused and not recorded in the lock: "
+            f"{str(exc).splitlines()[0]}",
+            path=refused,
+            fix=f"check the URL (it must serve the zip archive) and rerun {rerun}; the refused "
+            f"file was kept as {refused.name} for inspection",
+        ) from exc
 
 
 def _valid_entry(entry: object) -> bool:

@@ -113,6 +113,30 @@ def test_bad_source_images_fail_clearly_and_keep_the_previous_render(built, smal
     assert not list((tmp_path / "render.partial").rglob("cells.u8"))  # no orphaned cell cache
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_silently_damaged_jpegs_are_errors_naming_the_file(built, small_plan, tmp_path, workers):
+    """Data cut short behind an end marker, and a header claiming 60000x60000 pixels: Pillow
+    would give a half-grey cell and a DecompressionBombError traceback."""
+    images = _copy_images(built, tmp_path)
+    used = pl.read_parquet(small_plan / "pools" / "n2.parquet")["cells"].to_list()[0]
+    cut, bomb = images / used[0]["file_name"], images / used[1]["file_name"]
+    data = cut.read_bytes()
+    scan = data.index(b"\xff\xda")  # keep every header, cut the entropy-coded data short
+    cut.write_bytes(data[: scan + (len(data) - scan) // 2] + b"\xff\xd9")
+    config = RenderConfig(cell_size=32, workers=workers)
+    with pytest.raises(SourceError, match="premature end") as err:
+        render_mmneedle(small_plan, tmp_path / "render", config, images)
+    assert str(cut) in str(err.value) and " at 0x" not in str(err.value)
+    cut.write_bytes(data)
+    header = bomb.read_bytes()
+    at = header.index(b"\xff\xc0") + 5
+    bomb.write_bytes(header[:at] + (60000).to_bytes(2, "big") * 2 + header[at + 4 :])
+    with pytest.raises(SourceError, match="60000x60000.*images.max_pixels") as err:
+        render_mmneedle(small_plan, tmp_path / "render", config, images)
+    assert str(bomb) in str(err.value)
+    assert not (tmp_path / "render").exists()
+
+
 def test_an_interrupted_render_reuses_finished_grids(built, small_plan, tmp_path):
     config = RenderConfig(cell_size=32, workers=1)
     reference = tmp_path / "reference"

@@ -138,10 +138,19 @@ def test_truncated_zip_names_the_clevr_fetch(server: FileServer, tmp_path: Path)
     whole = (server.root / ZIP_NAME).read_bytes()
     (server.root / "cut" / ZIP_NAME).parent.mkdir()
     (server.root / "cut" / ZIP_NAME).write_bytes(whole[: len(whole) // 2])
-    with pytest.raises(SourceError, match="corrupt or truncated") as info:
+    with pytest.raises(SourceError, match="corrupt, truncated or spliced") as info:
         fetch(server, tmp_path, name=f"cut/{ZIP_NAME}")
     assert "rerun `benchsmith source fetch clevr`" in str(info.value) and "coco" not in str(
         info.value
+    )
+    assert "not recorded in the lock" in str(info.value)
+    assert read_lock(tmp_path / "sources.lock.json") == {}  # a refused archive is never pinned
+    assert (tmp_path / "dl" / f"{ZIP_NAME}.refused").exists()
+    assert not (tmp_path / "dl" / ZIP_NAME).exists()
+    (server.root / "cut" / ZIP_NAME).write_bytes(whole)  # the server is fixed: a rerun works
+    fetch(server, tmp_path, name=f"cut/{ZIP_NAME}")
+    assert read_lock(tmp_path / "sources.lock.json")[server.url(f"cut/{ZIP_NAME}")]["size"] == len(
+        whole
     )
 
 
@@ -149,9 +158,10 @@ def test_traversal_entry_is_rejected(server: FileServer, tmp_path: Path, sample:
     build_clevr_zip(
         sample, server.root / "evil" / ZIP_NAME, extra={"CLEVR_v1.0/../../escaped.txt": b"x"}
     )
-    with pytest.raises(SourceError, match="refusing to extract") as info:
+    with pytest.raises(SourceError, match="refused and not recorded") as info:
         fetch(server, tmp_path, name=f"evil/{ZIP_NAME}")
     assert "`..` component" in str(info.value)
+    assert read_lock(tmp_path / "sources.lock.json") == {}
     assert (
         not (tmp_path / "escaped.txt").exists() and not (tmp_path.parent / "escaped.txt").exists()
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core.errors import SourceError
-from benchsmith.sources.fetching.archive import safe_extract_zip
+from benchsmith.sources.fetching.archive import check_zip, safe_extract_zip
 
 
 def make_zip(
@@ -105,3 +105,25 @@ def test_crc_error_extracts_nothing(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="corrupt or truncated"):
         safe_extract_zip(zip_path, dest)
     assert files_under(dest) == []  # good.txt was staged but never moved into place
+
+
+def test_check_zip_accepts_a_sound_archive_and_refuses_a_spliced_one(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.zip", tmp_path / "new.zip"
+    with zipfile.ZipFile(old, "w") as archive:
+        for i in range(5):
+            archive.writestr(f"data/file{i}.txt", b"old" * (330 + i))
+    with zipfile.ZipFile(new, "w") as archive:
+        for i in range(5):
+            archive.writestr(f"data/file{i}.txt", b"changed upstream" * (70 + i))
+    assert check_zip(old) == 5 and check_zip(new) == 5
+    # a resume across an upstream change: the old head, the new tail (and its directory)
+    spliced = tmp_path / "spliced.zip"
+    cut = old.stat().st_size // 2
+    spliced.write_bytes(old.read_bytes()[:cut] + new.read_bytes()[cut:])
+    with pytest.raises(SourceError, match="corrupt, truncated or spliced") as info:
+        check_zip(spliced)
+    assert str(spliced) in str(info.value)
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(new.read_bytes()[:-40])
+    with pytest.raises(SourceError, match="spliced"):
+        check_zip(truncated)

@@ -129,3 +129,60 @@ def test_unreachable_server_is_a_source_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="failed after 1 retries") as info:
         download_file(url, tmp_path / "blob.bin", timeout=2, retries=1)
     assert url in str(info.value)
+
+
+def interrupted_run(server: FileServer, dest: Path) -> None:
+    """A first run that dies mid-transfer, leaving ``NAME.part`` and its validator behind."""
+    server.cut_after["blob.bin"] = 5000
+    with pytest.raises(SourceError, match="failed after 0 retries"):
+        fetch(server, dest, retries=0)
+    assert dest.with_name("blob.bin.part").stat().st_size == 5000
+
+
+def test_resume_sends_if_range_with_the_first_responses_etag(
+    server: FileServer, tmp_path: Path
+) -> None:
+    dest = tmp_path / "blob.bin"
+    interrupted_run(server, dest)
+    fetch(server, dest)
+    first, resumed = server.requests
+    assert first.if_range is None and resumed.range == "bytes=5000-"
+    assert resumed.if_range and resumed.if_range.startswith('"')  # the strong ETag
+    assert dest.read_bytes() == PAYLOAD
+    assert not dest.with_name("blob.bin.part.json").exists()  # cleaned up with the part
+
+
+def test_a_file_changed_between_interruption_and_resume_is_not_spliced(
+    server: FileServer, tmp_path: Path
+) -> None:
+    dest = tmp_path / "blob.bin"
+    interrupted_run(server, dest)
+    changed = os.urandom(len(PAYLOAD))
+    (server.root / "blob.bin").write_bytes(changed)
+    fetch(server, dest)
+    assert dest.read_bytes() == changed  # the whole new file, never old head + new tail
+
+
+def test_a_server_ignoring_if_range_is_caught_by_its_changed_etag(
+    server: FileServer, tmp_path: Path
+) -> None:
+    dest = tmp_path / "blob.bin"
+    interrupted_run(server, dest)
+    changed = os.urandom(len(PAYLOAD))
+    (server.root / "blob.bin").write_bytes(changed)
+    server.honour_if_range = False
+    fetch(server, dest)
+    assert dest.read_bytes() == changed
+    assert [r.range for r in server.requests] == [None, "bytes=5000-", None]
+
+
+def test_without_a_validator_an_unpinned_part_starts_over(
+    server: FileServer, tmp_path: Path
+) -> None:
+    server.validators = False
+    dest = tmp_path / "blob.bin"
+    interrupted_run(server, dest)
+    (server.root / "blob.bin").write_bytes(PAYLOAD[::-1])
+    fetch(server, dest)
+    assert dest.read_bytes() == PAYLOAD[::-1]
+    assert [r.range for r in server.requests] == [None, None]

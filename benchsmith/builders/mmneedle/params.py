@@ -1,0 +1,47 @@
+"""The ``mmneedle:`` block of ``params.yaml``: every key, its type and its allowed values.
+
+The CLI checks the whole params file against this before any step runs, so a typo
+(``grid:`` for ``grids:``) is an error naming the closest key, not a silent default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS
+from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+
+_COUNTS = ListOf(Value("int", minimum=1), non_empty=True)
+
+
+def params_fields() -> dict[str, Any]:
+    return {
+        "order": Value("str", choices=ORDERS),
+        "grids": _COUNTS,
+        "haystack_sizes": _COUNTS,
+        "needle_counts": _COUNTS,
+        "sizes": BlockOf(
+            Block(
+                {
+                    "pool_size": Value("int", minimum=1),
+                    "samples_per_config": Value("int", minimum=1),
+                }
+            ),
+            keys=("sample", "full"),
+        ),
+        "render": Block(
+            {
+                "cell_size": Value("int", minimum=1),
+                "jpeg_quality": Value("int", minimum=1, maximum=100),
+                "resample": Value("str", choices=RESAMPLE_FILTERS),
+                "reducing_gap": Value("float", minimum=1.0, nullable=True),
+                "workers": Value("int", minimum=1),
+            }
+        ),
+        "image_check": Block(
+            {
+                "near_threshold": Value("int", minimum=0, maximum=64),
+                "workers": Value("int", minimum=1),
+            }
+        ),
+    }

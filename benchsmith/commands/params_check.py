@@ -1,0 +1,70 @@
+"""Check ``params.yaml`` against the schema of what a command reads, before it runs.
+
+Top-level keys are always checked: the build's own (profile, version, seed, image limits)
+fully, and the owners' blocks by name (``sources``, one per family, ``curate``), so a misspelt
+block name is caught by any command. The blocks the command reads are checked in depth, with
+the schema their owner declares: ``sources.<name>`` from that source's options, ``<family>:``
+from the family (plus the ``publish:`` block every family shares), ``curate:`` from the
+curation stages. The scope is what the command's DVC stage lists under ``params:``, so a
+command loads only the code it runs, and an edit to one family's schema reruns none of
+another family's stages.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from benchsmith.core.schema import Block, BlockOf, Value, check_document
+
+ANY_MAPPING = BlockOf(Value("any"))  # a block this command does not read: its name is checked
+PUBLISH = Block({"out": Value("path"), "max_shard_mb": Value("float", minimum=0.001)})
+
+
+def blocks_read(args: argparse.Namespace) -> tuple[str, ...]:
+    """The params blocks the parsed command reads (``sources.coco``, ``mmneedle``, ``curate``)."""
+    command = getattr(args, "command", None)
+    if command == "source" and getattr(args, "source_name", None):
+        return (f"sources.{args.source_name}",)
+    if command in ("build", "publish") and getattr(args, "family", None):
+        return (args.family,)
+    if command == "curate":
+        return ("curate",)
+    return ()
+
+
+def params_schema(scope: tuple[str, ...] = ()) -> Block:
+    """The schema of the whole file, with the blocks in ``scope`` in depth."""
+    from benchsmith.builders import FAMILIES
+    from benchsmith.sources import SOURCES
+
+    sources = {
+        name: SOURCES.get(name).params_schema() if f"sources.{name}" in scope else ANY_MAPPING
+        for name in SOURCES.names()
+    }
+    fields: dict[str, Any] = {
+        "profile": Value("str", choices=("sample", "full")),
+        "version": Value("str"),
+        "seed": Value("int", minimum=0),
+        "images": Block({"max_pixels": Value("int", minimum=1)}),
+        "sources": Block(sources),
+    }
+    for name in FAMILIES.names():
+        if name in scope:
+            fields[name] = Block({**FAMILIES.get(name).params_fields(), "publish": PUBLISH})
+        else:
+            fields[name] = ANY_MAPPING
+    if "curate" in scope:
+        from benchsmith.curate.config import params_schema as curate_schema
+
+        fields["curate"] = curate_schema()
+    else:
+        fields["curate"] = ANY_MAPPING
+    return Block(fields)
+
+
+def check_params(params: dict[str, Any], path: str | Path, scope: tuple[str, ...] = ()) -> None:
+    """Raise a :class:`BenchsmithError` listing every unknown key and mistyped value."""
+    if params:
+        check_document(params_schema(scope), params, path)

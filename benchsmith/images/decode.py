@@ -1,0 +1,84 @@
+"""Decode an image strictly: a damaged file is an error naming it, never a silently wrong image.
+
+Pillow alone lets two kinds of damage through: a JPEG whose entropy-coded data ends early but
+carries an end marker decodes to a half-grey picture without a word, and an image whose header
+claims a huge size only triggers a warning (or, past twice the limit, a bare
+``DecompressionBombError``). Here:
+
+- a JPEG is first decoded strictly by libjpeg-turbo through ``simplejpeg`` at 1/8 scale (every
+  entropy-coded block is read, the inverse DCTs are tiny), which raises on "premature end of
+  data segment" and other recoverable corruption; its pixels are then decoded by Pillow, as
+  before, so outputs do not change;
+- an image larger than :func:`benchsmith.core.limits.max_pixels` (``images.max_pixels`` in
+  params.yaml) is refused before it is decoded;
+- every other failure (unknown format, truncated file) is an error too.
+
+Messages name the file and carry no memory address (Pillow names in-memory files by their
+repr), so an error recorded as evidence is the same on every run.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.limits import max_pixels
+
+CORRUPT_FIX = "the image is corrupt or truncated: fetch or extract the source file again"
+
+
+def _clean(text: str) -> str:
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
+
+
+def _check_jpeg(data: bytes, name: str | Path | None) -> None:
+    import simplejpeg  # libjpeg-turbo's strict mode (Pillow does not report its warnings)
+
+    try:
+        simplejpeg.decode_jpeg(data, strict=True, min_height=1, min_width=1)
+    except ValueError as exc:
+        detail = _clean(str(exc))
+        raise SourceError(f"corrupt JPEG data ({detail})", path=name, fix=CORRUPT_FIX) from None
+
+
+def decode_rgb(
+    data: bytes, name: str | Path | None = None, *, fix: str = CORRUPT_FIX
+) -> Image.Image:
+    """The image fully decoded to RGB, or a :class:`SourceError` naming ``name``."""
+    limit = max_pixels()
+    pillow_limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None  # checked here instead
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > limit:
+                    raise SourceError(
+                        f"image claims {width}x{height} = {width * height:,} pixels, above the "
+                        f"limit of {limit:,} (images.max_pixels)",
+                        path=name,
+                        fix="if the image is genuine, raise images.max_pixels in params.yaml; "
+                        "otherwise its header is corrupt: fetch the file again",
+                    )
+                if image.format == "JPEG":
+                    _check_jpeg(data, name)
+                image.load()
+                return image.convert("RGB") if image.mode != "RGB" else image.copy()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise SourceError(
+            f"image is too large to decode ({_clean(str(exc))}; limit images.max_pixels = "
+            f"{limit:,})",
+            path=name,
+            fix="if the image is genuine, raise images.max_pixels in params.yaml",
+        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise SourceError(
+            f"cannot decode image ({type(exc).__name__}: {_clean(str(exc))})", path=name, fix=fix
+        ) from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = pillow_limit

@@ -1,0 +1,76 @@
+"""Strict decoding: damage that Pillow lets through is an error naming the file."""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from benchsmith.core.errors import SourceError
+from benchsmith.core.limits import DEFAULT_MAX_PIXELS, configure, set_max_pixels
+from benchsmith.images.decode import decode_rgb
+
+
+def jpeg(width: int = 200, height: int = 150) -> bytes:
+    pixels = np.random.default_rng(0).integers(0, 255, (height, width, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def claiming(data: bytes, width: int, height: int) -> bytes:
+    """The JPEG with its frame header (SOF0) claiming another size."""
+    at = data.index(b"\xff\xc0") + 5  # marker, length (2), precision (1)
+    return data[:at] + struct.pack(">HH", height, width) + data[at + 4 :]
+
+
+@pytest.fixture(autouse=True)
+def _default_limit():
+    set_max_pixels(DEFAULT_MAX_PIXELS)
+    yield
+    set_max_pixels(DEFAULT_MAX_PIXELS)
+
+
+def test_a_good_jpeg_decodes_to_the_same_pixels_as_pillow():
+    data = jpeg()
+    with Image.open(io.BytesIO(data)) as image:
+        expected = np.asarray(image.convert("RGB"))
+    assert np.array_equal(np.asarray(decode_rgb(data, "good.jpg")), expected)
+
+
+def test_data_ending_early_with_an_end_marker_is_an_error_not_a_grey_image():
+    data = jpeg()
+    cut = data[: len(data) // 2] + b"\xff\xd9"
+    with Image.open(io.BytesIO(cut)) as image:
+        image.load()  # Pillow alone accepts it (the bottom half comes out grey)
+    with pytest.raises(SourceError, match="corrupt JPEG data.*premature end") as info:
+        decode_rgb(cut, Path("val2014/cut.jpg"))
+    assert "val2014/cut.jpg" in str(info.value) and "0x" not in str(info.value)
+
+
+@pytest.mark.parametrize("side", [11_000, 60_000])
+def test_a_huge_claimed_size_is_refused_before_decoding(side):
+    with pytest.raises(SourceError, match=f"{side}x{side}.*images.max_pixels") as info:
+        decode_rgb(claiming(jpeg(), side, side), "bomb.jpg")
+    assert "bomb.jpg" in str(info.value) and "Traceback" not in str(info.value)
+
+
+def test_the_limit_is_a_parameter():
+    data = claiming(jpeg(), 11_000, 11_000)
+    configure({"images": {"max_pixels": 200_000_000}})
+    with pytest.raises(SourceError) as info:  # allowed now; the data is still too short
+        decode_rgb(data, "big.jpg")
+    assert "max_pixels" not in str(info.value)
+    with pytest.raises(Exception, match="positive integer"):
+        configure({"images": {"max_pixels": "lots"}})
+
+
+def test_garbage_and_truncated_files_name_the_file_without_a_memory_address():
+    for bad in (b"not an image", jpeg()[:300]):
+        with pytest.raises(SourceError) as info:
+            decode_rgb(bad, "x.jpg")
+        assert "x.jpg" in str(info.value) and " at 0x" not in str(info.value)
