@@ -17,6 +17,12 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring import SCORERS
 from benchsmith.scoring.base import unknown_option_error
 
+PREDICTIONS_POLICY = """\
+Predictions files (every family): one JSON object per line, blank lines skipped. A line that is
+not an object, or a second row for the same id, is an error naming the line(s). Ids that are not
+samples of the config are counted in "unknown_ids" with a warning (--strict-ids: an error). A
+file without rows prints a warning and exits 1 (--allow-empty scores it: everything missing)."""
+
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     policies = "\n\n".join(
@@ -27,13 +33,24 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         help="score a predictions JSONL against a published dataset",
         description="Score model predictions against one config of a published benchsmith "
         "dataset (or a curated subset of one) and print a JSON report to stdout. The scorer "
-        "is the dataset's family's.\n\n" + policies,
+        "is the dataset's family's.\n\n" + PREDICTIONS_POLICY + "\n\n" + policies,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
     parser.add_argument("--config", required=True, metavar="C", help="config name")
     parser.add_argument(
         "--predictions", required=True, type=Path, metavar="FILE", help="predictions JSONL"
+    )
+    parser.add_argument(
+        "--strict-ids",
+        action="store_true",
+        help="an id that is not a sample of the config is an error (default: counted in "
+        "unknown_ids, with a warning)",
+    )
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="score an empty predictions file (every sample missing) instead of exiting 1",
     )
     for scorer in SCORERS:
         group = parser.add_argument_group(f"{scorer.family} options")
@@ -66,7 +83,35 @@ def run_score(args: argparse.Namespace) -> int:
             if foreign and not option.is_default(getattr(args, option.dest)):
                 raise unknown_option_error(option, other.family, family)
     options = {o.dest: getattr(args, o.dest) for o in scorer.options}
-    report = scorer.score_file(args.dataset, args.config, args.predictions, **options)
+    if not _has_rows(args.predictions):
+        print(
+            f"benchsmith: warning: {args.predictions} has no prediction rows: every sample "
+            "would count as missing",
+            file=sys.stderr,
+        )
+        if not args.allow_empty:
+            print(
+                "  fix: check the file, or pass --allow-empty to score it anyway", file=sys.stderr
+            )
+            return 1
+    report = scorer.score_file(
+        args.dataset, args.config, args.predictions, strict_ids=args.strict_ids, **options
+    )
+    if report.get("unknown_ids"):
+        print(
+            f"benchsmith: warning: {report['unknown_ids']} prediction row(s) name ids that are "
+            f"not samples of config {args.config!r}; they were ignored (--strict-ids makes "
+            "this an error)",
+            file=sys.stderr,
+        )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def _has_rows(path: Path) -> bool:
+    """Whether a predictions file has a non-blank line (a missing file is the scorer's error)."""
+    if not path.is_file():
+        return True
+    with path.open("rb") as handle:
+        return any(line.strip() for line in handle)

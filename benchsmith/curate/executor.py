@@ -23,7 +23,7 @@ from benchsmith.curate.decisions import DecisionLog
 from benchsmith.hf.dataset_view import DatasetView, SampleView
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import StageContext
-from benchsmith.stages.difficulty import gold_for_scoring
+from benchsmith.stages.scoring_rule import ScoringRule, build_scoring_rule
 
 
 @dataclass
@@ -73,19 +73,14 @@ def input_digests(config: CurateConfig) -> dict[str, str]:
     return digests
 
 
-def correctness(config: CurateConfig):
-    """``is_correct(sample, reply)``: the difficulty stage's metric and cutoff, for every stage
-    that scores a reply (judges and text-only models must agree on what "right" means)."""
-    from benchsmith.scoring.metrics import get_metric
+def scoring_rule(config: CurateConfig, dataset_dir: Path) -> ScoringRule:
+    """The run's one scoring rule, for every stage that scores a reply (judges and text-only
+    models must agree on what "right" means, and agree with ``benchsmith score``)."""
+    from benchsmith.stages.difficulty_bins import DifficultyConfig
 
     difficulty = config.stages["difficulty"]
-    spec = get_metric(difficulty.metric)
-    threshold = spec.cutoff if difficulty.cutoff is None else difficulty.cutoff
-
-    def is_correct(sample: SampleView, response: str) -> bool:
-        return spec.fn(response or "", gold_for_scoring(sample)) >= threshold
-
-    return is_correct
+    metric = DifficultyConfig(metric=difficulty.metric, cutoff=difficulty.cutoff).metric_spec()
+    return build_scoring_rule(difficulty.scoring, metric, dataset_dir)
 
 
 def llm_client_factory(config: CurateConfig):
@@ -125,7 +120,7 @@ def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
     samples = read_samples(view)
     decisions_log = DecisionLog.start(samples)
     result = CurationResult(decisions_log, {}, inputs=input_digests(config))
-    context = StageContext(view, correctness(config), llm_client_factory(config))
+    context = StageContext(view, scoring_rule(config, view.dataset_dir), llm_client_factory(config))
     for stage in STAGES:
         settings = config.of(stage)
         alive = [samples[s] for s in decisions_log.alive()]

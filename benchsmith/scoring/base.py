@@ -103,6 +103,12 @@ class Scorer(ABC):
         """Prediction rows in this scorer's format answering every sample of ``config`` with its
         gold answer (or with ``response``): what a perfect run writes, to check a setup."""
 
+    @abstractmethod
+    def sample_score(self, row: dict[str, Any], response: str) -> float:
+        """1.0 when ``response`` answers the published ``row`` right under this scorer's default
+        policy, else 0.0: how curation scores a judge's reply to one of this family's samples,
+        so a judge and ``benchsmith score`` never disagree about the same reply."""
+
     def scores_config(self, config: str) -> bool:
         """Whether ``config`` holds scorable samples (not, e.g., a config of shared images)."""
         return True

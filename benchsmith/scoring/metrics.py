@@ -45,7 +45,10 @@ def _text(prediction: str | None) -> str:
 # --------------------------------------------------------------------------- exact accuracy
 
 _MARKUP = re.compile(r"[*`]")
-_LEADING_LETTER = re.compile(r"^\s*(?:\(([A-Za-z])\)|([A-Za-z])(?:[.):]|\s*$))")
+_LEADING_LETTER = re.compile(
+    r"^\s*(?:[(\[{]([A-Za-z])[)\]}]"  # (B) [B] {B}
+    r"|([A-Za-z])(?:[.):]|,(?!\s*[A-Za-z](?:\W|$))|\s*$))"  # B. B) B: B, ... (not "B, C")
+)
 _ANSWER_LETTER = re.compile(
     r"(?i:\banswer\b)(?:\s+is)?\s*:?\s*"
     r"(?:\(([A-Za-z])\)|([A-Z])\b|([a-z])(?=\s*[.)]?\s*$))"
@@ -59,9 +62,10 @@ def _normalize_exact(text: str) -> str:
 def extract_option_letter(prediction: str) -> str | None:
     """The option letter a response names, or ``None`` when it names none unambiguously.
 
-    Accepts ``B``, ``(B)``, ``B.``, ``B) text``, ``B: text`` at the start, or ``The answer is B``
-    / ``Answer: (B)`` anywhere. A bare capital followed by a word (``A cat``) is not a letter
-    answer: the extractor only removes formatting, it never guesses.
+    Accepts ``B``, ``(B)``, ``[B]``, ``B.``, ``B,``, ``B) text``, ``B: text`` at the start, or
+    ``The answer is B`` / ``Answer: (B)`` anywhere. A bare capital followed by a word (``A cat``)
+    is not a letter answer, nor is a list of letters (``B, C``): the extractor only removes
+    formatting, it never guesses.
     """
     text = _MARKUP.sub("", _text(prediction))
     for pattern in (_LEADING_LETTER, _ANSWER_LETTER):
@@ -276,25 +280,27 @@ class MetricSpec:
     """A named per-sample metric and the score at which a judge counts as correct.
 
     ``prescored_only`` marks metrics benchsmith does not compute (BLEU-4): judge rows for them
-    must carry a ``score`` and calling ``fn`` raises.
+    must carry a ``score`` and calling ``fn`` raises. ``tolerance`` is how far below the cutoff
+    a score still counts (0 for LIME's legacy verdicts, which compare with a bare ``>=``).
     """
 
     name: str
     fn: MetricFn
     cutoff: float
     prescored_only: bool = False
+    tolerance: float = CUTOFF_TOLERANCE
 
     def with_cutoff(self, cutoff: float | None) -> MetricSpec:
         """The same metric with another cutoff (``None`` keeps this one)."""
         if cutoff is None:
             return self
         _check_cutoff(cutoff, self.name)
-        return MetricSpec(self.name, self.fn, float(cutoff), self.prescored_only)
+        return MetricSpec(self.name, self.fn, float(cutoff), self.prescored_only, self.tolerance)
 
 
-def is_correct(score: float, cutoff: float) -> bool:
-    """The LIME comparator: ``score >= cutoff``, forgiving ``CUTOFF_TOLERANCE`` of rounding."""
-    return score >= cutoff - CUTOFF_TOLERANCE
+def is_correct(score: float, cutoff: float, tolerance: float = CUTOFF_TOLERANCE) -> bool:
+    """The LIME comparator: ``score >= cutoff``, forgiving ``tolerance`` of rounding."""
+    return score >= cutoff - tolerance
 
 
 def _check_cutoff(cutoff: float, name: str) -> None:

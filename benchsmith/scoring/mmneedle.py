@@ -12,10 +12,10 @@ bugs from spec §6 are fixed:
 - per-position accuracy uses independent buckets per depth and per cell (the original aliased
   ``[[]]*10``), and a needle the prediction does not cover counts as wrong.
 
-``strict=True`` reproduces the original string matching (``evaluate.py`` for K=1,
-``evaluate_multi.py`` for K>1), with one deliberate deviation: ``None`` responses and absent
-rows still count as wrong (reported as ``missing``) instead of leaving the denominator.
-``unparsed`` always reports what the lenient parser could not read, so both modes can be compared.
+``strict=True`` reports what the original evaluators compute, computed the same way per sample
+(:mod:`benchsmith.scoring.mmneedle_legacy`): separate positive and negative runs, the original
+string matching, ``None`` responses out of the denominator, and no metric the original never
+computes (no pooled accuracy, no standard errors).
 """
 
 from __future__ import annotations
@@ -27,13 +27,8 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
-from benchsmith.scoring.mmneedle_parse import (
-    Location,
-    ParsedAnswer,
-    parse_answer,
-    strict_absent_forms,
-    strict_normalize,
-)
+from benchsmith.scoring.mmneedle_legacy import legacy_report
+from benchsmith.scoring.mmneedle_parse import Location, ParsedAnswer, parse_answer
 from benchsmith.scoring.predictions import prediction_lines
 
 SPLIT = "test"
@@ -59,6 +54,8 @@ class GoldSample:
     is_positive: bool
     locations: tuple[Location | None, ...]  # 1-based; None for the absent needles of negatives
     gold_answer: str
+    num_images: int = 1
+    grid: int = 1
 
 
 @dataclass(frozen=True)
@@ -98,7 +95,14 @@ def _gold_from_row(row: dict[str, Any], path: Path) -> GoldSample:
         raise BenchsmithError(
             f"sample {sid}: {problem}", path=path, fix="rebuild and republish this config"
         )
-    return GoldSample(sid, bool(row["is_positive"]), tuple(locations), row["gold_answer"])
+    return GoldSample(
+        sid,
+        bool(row["is_positive"]),
+        tuple(locations),
+        row["gold_answer"],
+        int(row["num_images"]),
+        int(row["grid"]),
+    )
 
 
 def load_gold(dataset_dir: str | Path, config: str, subset: str = "all") -> list[GoldSample]:
@@ -130,12 +134,18 @@ def _parse_sample_id(value: Any) -> int | None:
 
 
 def read_predictions(path: str | Path) -> dict[int, str | None]:
-    """Read ``{"sample_id", "response"}`` JSONL rows (extra keys ignored, blank lines skipped)."""
+    """Read ``{"sample_id", "response"}`` JSONL rows (extra keys ignored, blank lines skipped).
+
+    A line that is not an object, or a second row for an id (naming both lines), is an error.
+    """
     path = Path(path)
     fix = 'write one JSON object per line: {"sample_id": 0, "response": "1, 2, 3"}'
     predictions: dict[int, str | None] = {}
+    lines: dict[int, int] = {}
     for number, row in prediction_lines(path, fix):
-        if not isinstance(row, dict) or "response" not in row:
+        if not isinstance(row, dict):
+            raise BenchsmithError(f"line {number}: not a JSON object", path=path, fix=fix)
+        if "response" not in row:
             raise BenchsmithError(f"line {number}: no 'response' key", path=path, fix=fix)
         sid = _parse_sample_id(row.get("sample_id"))
         if sid is None:
@@ -149,9 +159,12 @@ def read_predictions(path: str | Path) -> dict[int, str | None]:
             )
         if sid in predictions:
             raise BenchsmithError(
-                f"line {number}: duplicate sample_id {sid}", path=path, fix="keep one row per id"
+                f"line {number}: second row for sample_id {sid}; the first is line {lines[sid]}",
+                path=path,
+                fix="keep one row per sample_id",
             )
         predictions[sid] = response
+        lines[sid] = number
     return predictions
 
 
@@ -172,34 +185,6 @@ def judge_lenient(gold: GoldSample, parsed: ParsedAnswer) -> Judgement:
     needle_exact = tuple((p is None) if g is None else p == g for p, g in pairs)
     existence = all((p is None) == (g is None) for p, g in pairs)
     return Judgement(existence, all(needle_index), all(needle_exact), needle_index, needle_exact)
-
-
-def judge_strict(gold: GoldSample, response: str | None) -> Judgement:
-    """The original string matching; ``None`` is wrong instead of dropped."""
-    k = len(gold.locations)
-    if response is None:
-        return Judgement(False, False, False, (False,) * k, (False,) * k)
-    pred = strict_normalize(response)
-    if k == 1:  # evaluate.py never splits on "; "
-        parts = [pred]
-    else:  # evaluate_multi.py
-        parts = [part.strip() for part in pred.split("; ")]
-        pred = "; ".join(parts)
-    says_absent = pred in strict_absent_forms(k)
-    if not gold.is_positive:
-        return Judgement(says_absent, says_absent, says_absent)
-    gold_parts = gold.gold_answer.split("; ")
-    gold_index = [part.split(", ")[0] for part in gold_parts]
-    pred_index = [part.split(", ")[0] for part in parts]
-    needle_index = tuple(j < len(parts) and pred_index[j] == gi for j, gi in enumerate(gold_index))
-    needle_exact = tuple(j < len(parts) and parts[j] == gp for j, gp in enumerate(gold_parts))
-    return Judgement(
-        not says_absent,
-        pred_index == gold_index,
-        pred == gold.gold_answer,
-        needle_index,
-        needle_exact,
-    )
 
 
 def _block(judgements: list[Judgement]) -> dict[str, Any]:
@@ -248,23 +233,40 @@ def score_predictions(
     *,
     strict: bool = False,
     subset: str = "all",
+    strict_ids: bool = False,
 ) -> dict[str, Any]:
-    """Score one config; returns a JSON-serialisable report (see the module docstring)."""
+    """Score one config; returns a JSON-serialisable report (see the module docstring).
+
+    ``strict_ids`` makes a sample_id that is not in the config an error instead of a count.
+    """
     if subset not in SUBSETS:
         raise BenchsmithError(f"unknown subset {subset!r}", fix=f"use one of {', '.join(SUBSETS)}")
     all_golds = load_gold(dataset_dir, config)
     golds = all_golds if subset == "all" else load_gold(dataset_dir, config, subset)
     predictions = read_predictions(predictions_path)
     known = {gold.sample_id for gold in all_golds}  # in the config, even if outside the subset
+    unknown = sorted(sid for sid in predictions if sid not in known)
+    if unknown and strict_ids:
+        raise BenchsmithError(
+            f"{len(unknown)} sample_id(s) are not samples of config {config!r} "
+            f"(first: {unknown[0]})",
+            path=predictions_path,
+            fix="score each config with its own predictions, or drop --strict-ids",
+        )
+    if strict:
+        return {
+            "config": config,
+            "strict": True,
+            "subset": subset,
+            **legacy_report(golds, predictions, known),
+        }
     pairs: list[tuple[GoldSample, Judgement]] = []
     unparsed = missing = 0
     for gold in golds:
-        response = predictions.get(gold.sample_id)
-        parsed = parse_answer(response, len(gold.locations))
+        parsed = parse_answer(predictions.get(gold.sample_id), len(gold.locations))
         unparsed += parsed.status == "unparsed"
-        missing += (response is None) if strict else (parsed.status == "missing")
-        judgement = judge_strict(gold, response) if strict else judge_lenient(gold, parsed)
-        pairs.append((gold, judgement))
+        missing += parsed.status == "missing"
+        pairs.append((gold, judge_lenient(gold, parsed)))
     overall = _block([j for _, j in pairs])
     return {
         "config": config,
@@ -274,7 +276,7 @@ def score_predictions(
         "unparsed": unparsed,
         "missing": missing,
         "unknown_ids": sum(sid not in known for sid in predictions),
-        "strict": strict,
+        "strict": False,
         "subset": subset,
         **{f"{m}_accuracy_se": overall[f"{m}_accuracy_se"] for m in METRICS},
         "per_position": per_position(pairs),
@@ -304,12 +306,21 @@ Answer parsing (default, lenient): strips whitespace, markdown ticks/bold, quote
 "Answer:" label and trailing periods; needles are split on ";" (or newlines); each is -1 or
 three integers separated by commas/spaces, optionally in brackets. So "1,2,3", "(1, 2, 3)",
 "Answer: 1, 2, 3" and "1, 2, 3." all read as 1, 2, 3, and a single "-1" means every needle is
-absent. Prose, two numbers or the wrong number of needles is "unparsed".
+absent. In prose ("The answer is 10, 1, 1.", "10, 1, 1\nBecause ...") the answer is taken when
+exactly one well-formed answer (K comma-separated triples or -1) occurs; two different ones,
+two numbers or the wrong number of needles is "unparsed", and unparsed is wrong.
 
---strict reproduces the original evaluate.py / evaluate_multi.py string matching (only newline,
-space and period clean-up, so "1,2,3" is wrong), except that null responses still count as wrong
-instead of being dropped. There "missing" counts absent rows and null responses (an empty string
-is scored as the original did), and "unparsed" still reports the lenient parser's count.
+--strict reports exactly what the original evaluate.py (K=1) / evaluate_multi.py (K>1) compute,
+per sample and the same way: positive and negative samples are separate runs ("positive",
+"negative"); the ground truth is the original string ("0, 0, 0" for an absent needle, "-1" for
+a negative); the response only loses newlines, outer spaces and dots, so "1,2,3" is wrong; a
+negative's index compares with gold "0" (a correct "-1" gets index 0) and its exact match only
+accepts "-1"; K>1 adds first/all index and exact ("all" pools needles over the shorter of the
+two lists). Null responses and absent rows leave the denominator, as in the original, and are
+counted under "excluded". K=1 positive runs get the original's per-cell exact map and, for
+10-image haystacks, its per-depth values, which its [[]]*10 lists make all equal to the run's
+pooled accuracy. "printed_by_original" lists the metrics the original prints; nothing the
+original never computes (pooled positive+negative accuracy, standard errors) is reported.
 """
     options = (
         ScoreOption(
@@ -321,7 +332,9 @@ is scored as the original did), and "unparsed" still reports the lenient parser'
             default="all",
         ),
         ScoreOption(
-            "--strict", "reproduce the original string matching instead of the lenient parser"
+            "--strict",
+            "report exactly the metrics the original evaluators compute, per sample, the "
+            "original way (see above)",
         ),
     )
 
@@ -333,9 +346,16 @@ is scored as the original did), and "unparsed" still reports the lenient parser'
         *,
         subset: str = "all",
         strict: bool = False,
+        strict_ids: bool = False,
         **_: Any,
     ) -> dict[str, Any]:
-        return score_predictions(dataset_dir, config, predictions, strict=strict, subset=subset)
+        return score_predictions(
+            dataset_dir, config, predictions, strict=strict, subset=subset, strict_ids=strict_ids
+        )
+
+    def sample_score(self, row: dict[str, Any], response: str) -> float:
+        gold = _gold_from_row(row, Path("<row>"))
+        return float(judge_lenient(gold, parse_answer(response, len(gold.locations))).exact)
 
     def scores_config(self, config: str) -> bool:
         return not config.startswith("haystacks_")  # stitched images, referenced by samples

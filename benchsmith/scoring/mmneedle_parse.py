@@ -21,6 +21,12 @@ Lenient policy, in order:
    exactly K. Each needle, after peeling and removing enclosing brackets, is ``-1`` (absent) or
    three integers separated by commas and/or spaces. ``-1, -1, -1`` is also absent; any other
    negative number is ``unparsed``.
+5. When 2-4 find no answer, the response is read as prose: every run of well-formed needles
+   (comma-separated integer triples, optionally bracketed, or ``-1``, joined by ``;``) that is
+   not part of a longer list of numbers is a candidate. Exactly one distinct candidate with K
+   needles (or a single ``-1``) is the answer (``"The answer is 10, 1, 1."``,
+   ``"10, 1, 1\nBecause ..."``); none, or two different ones, stays ``unparsed``. A location is
+   never pieced together from words (``"image 1, row 2, column 3"``) or guessed between two.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ _QUOTES = "\"'“”‘’"
 _ALL_ABSENT = re.compile(r"-1(?:[\s,;]*-1)*")
 _INT = re.compile(r"-?\d+")
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_PROSE_NEEDLE = r"(?:[(\[]\s*)?\d+\s*,\s*\d+\s*,\s*\d+(?:\s*[)\]])?|-1(?:\s*,\s*-1\s*,\s*-1)?"
+_PROSE_RUN = re.compile(rf"(?:{_PROSE_NEEDLE})(?:\s*;\s*(?:{_PROSE_NEEDLE}))*")
+_JOINED_BEFORE = re.compile(r"(?:[\w.\-]|,\s*)$")
+_JOINED_AFTER = re.compile(r"\s*,\s*-?\d|\.\d|\w|-\d")
 
 
 @dataclass(frozen=True)
@@ -104,12 +114,38 @@ def _split_needles(text: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
+def _prose_candidates(text: str, num_needles: int) -> set[tuple[Location | None, ...]]:
+    """Distinct well-formed answers standing on their own in ``text`` (step 5)."""
+    found: set[tuple[Location | None, ...]] = set()
+    for match in _PROSE_RUN.finditer(text):
+        before, after = text[: match.start()], text[match.end() :]
+        if _JOINED_BEFORE.search(before) or _JOINED_AFTER.match(after):
+            continue  # part of a longer list, a decimal or a word: not an answer of its own
+        needles = [_parse_needle(part) for part in match.group().split(";")]
+        if len(needles) == 1 and needles[0] is None:
+            needles = needles * num_needles
+        if len(needles) == num_needles:
+            found.add(tuple(needles))
+    return found
+
+
 def parse_answer(text: str | None, num_needles: int) -> ParsedAnswer:
     """Parse one response under the lenient policy in the module docstring."""
     if num_needles < 1:
         raise ValueError(f"num_needles must be >= 1, got {num_needles}")
     if text is None or not text.strip():
         return ParsedAnswer("missing")
+    parsed = _parse_formatted(text, num_needles)
+    if parsed.status == "ok":
+        return parsed
+    candidates = _prose_candidates(_FENCE.sub("", text).replace("**", ""), num_needles)
+    if len(candidates) == 1:
+        return ParsedAnswer("ok", list(candidates.pop()))
+    return parsed
+
+
+def _parse_formatted(text: str, num_needles: int) -> ParsedAnswer:
+    """Steps 2-4: the whole response, once formatting is peeled, is the answer."""
     cleaned = _peel(text)
     if _ALL_ABSENT.fullmatch(cleaned) and cleaned.count("-1") in {1, num_needles, 3 * num_needles}:
         return ParsedAnswer("ok", [None] * num_needles)

@@ -16,9 +16,8 @@ Policy, chosen so that a score cannot be inflated by leaving rows out:
   ``mean_over_seeds`` (the paper's 3-seed mean); ``std_over_seeds`` is the sample standard
   deviation across seeds and ``stderr`` the binomial ``sqrt(p(1-p)/n)`` over all scored rows;
 - ``overall`` pools every scored (shot, seed, query) row;
-- rows whose id is not a query of the config are counted in ``unknown_ids`` and ignored, a
-  repeated (query, shot, seed) row is counted in ``duplicates`` and only the first is scored;
-  ``strict=True`` turns both into errors;
+- rows whose id is not a query of the config are counted in ``unknown_ids`` and ignored
+  (``strict=True`` makes them an error); a repeated (query, shot, seed) row is an error;
 - ``unparsed`` counts responses in which the fixed-mode extraction finds no answer at all
   (reported in both modes, to spot prompt-format problems).
 
@@ -208,33 +207,36 @@ def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
 
 def _select_rows(
     rows: list[PredictionRow], known: set[str], path: Path, strict: bool
-) -> tuple[dict[tuple[int, int], dict[str, str | None]], int, int]:
-    """Group known rows by (n_shot, seed); count unknown ids and duplicates (first row wins)."""
+) -> tuple[dict[tuple[int, int], dict[str, str | None]], int]:
+    """Group known rows by (n_shot, seed); count unknown ids (an error when ``strict``).
+
+    A second row for the same (query, shot, seed) is always an error naming both lines: which
+    of two answers counts is not the scorer's to guess (the same rule in every family).
+    """
     runs: dict[tuple[int, int], dict[str, str | None]] = defaultdict(dict)
-    unknown = duplicates = 0
+    lines: dict[tuple[int, int, str], int] = {}
+    unknown = 0
     for row in rows:
         if row.query_id not in known:
             if strict:
                 raise BenchsmithError(
                     f"line {row.line}: {row.query_id!r} is not a query of this config",
                     path=path,
-                    fix="score each config with its own predictions, or drop --strict",
+                    fix="score each config with its own predictions, or drop --strict-ids",
                 )
             unknown += 1
             continue
-        run = runs[(row.n_shot, row.seed)]
-        if row.query_id in run:
-            if strict:
-                raise BenchsmithError(
-                    f"line {row.line}: second row for {row.query_id!r} "
-                    f"(n_shot {row.n_shot}, seed {row.seed})",
-                    path=path,
-                    fix="keep one row per (query_id, n_shot, seed), or drop --strict",
-                )
-            duplicates += 1
-            continue
-        run[row.query_id] = row.response
-    return dict(runs), unknown, duplicates
+        key = (row.n_shot, row.seed, row.query_id)
+        if key in lines:
+            raise BenchsmithError(
+                f"line {row.line}: second row for {row.query_id!r} (n_shot {row.n_shot}, "
+                f"seed {row.seed}); the first is line {lines[key]}",
+                path=path,
+                fix="keep one row per (query_id, n_shot, seed)",
+            )
+        lines[key] = row.line
+        runs[(row.n_shot, row.seed)][row.query_id] = row.response
+    return dict(runs), unknown
 
 
 def score_vlicl(
@@ -253,10 +255,11 @@ def score_vlicl(
         raise BenchsmithError(f"--shots {shots} is negative", fix="pass a shot count like 0 or 4")
     path = Path(predictions_path)
     golds = load_gold(dataset_dir, config)
-    rows = read_predictions(path)
-    if shots is not None:
-        rows = [row for row in rows if row.n_shot == shots]
-    runs, unknown, duplicates = _select_rows(rows, {g.query_id for g in golds}, path, strict)
+    all_rows = read_predictions(path)
+    rows = all_rows if shots is None else [row for row in all_rows if row.n_shot == shots]
+    runs, unknown = _select_rows(rows, {g.query_id for g in golds}, path, strict)
+    if not all_rows:  # an empty file the caller chose to score (--allow-empty): all missing
+        runs = {(shots or 0, 0): {}}
     if not runs:
         what = f"with n_shot {shots} " if shots is not None else ""
         raise BenchsmithError(
@@ -293,7 +296,6 @@ def score_vlicl(
         "missing": overall.missing,
         "unparsed": overall.unparsed,
         "unknown_ids": unknown,
-        "duplicates": duplicates,
     }
 
 
@@ -315,15 +317,18 @@ scored row and "per_shot" per shot count, each with n, correct and the binomial 
 sqrt(p(1-p)/n); per shot also "per_seed", "mean_over_seeds" (the paper's 3-seed mean; equal to the
 pooled accuracy since every seed has the same denominator) and "std_over_seeds".
 Every (n_shot, seed) present in the predictions is scored over EVERY query of the config: an
-absent row or a null response counts as wrong ("missing"). Rows with ids that are not queries of
-the config are counted in "unknown_ids"; a repeated (query_id, n_shot, seed) row is counted in
-"duplicates" and only the first is scored (--strict-ids makes both errors). "unparsed" counts
-responses in which the default extraction finds no answer at all.
+absent row or a null response counts as wrong ("missing"). "unparsed" counts responses in which the
+default extraction finds no answer at all. Ids, duplicates and empty files: see "Predictions
+files" above.
 
 Normalisation (as in the original evals/eval.py): strip the response, cut it at the first newline,
 otherwise at the first "." that is not at position 0. Then, by task (default, fixed):
   operator_induction*  first SIGNED integer (-?\\d+), compared as integers ("-5" can match)
-  clevr                first integer or number word zero..twenty ("3 objects", "three" -> 3)
+  clevr                first integer or number word zero..twenty ("3 objects", "three" -> 3),
+                       with its sign ("-2" is not 2)
+  hedges               two different numbers offered as alternatives are wrong: "2 or 3",
+                       "2-3", "2 to 3", "2/3", "between 2 and 3" (operators: only "or" and
+                       "between .. and", since - and / are arithmetic there)
   open_mi              case-insensitive, ignoring quotes, trailing punctuation, an echoed
                        "This is" and a leading article: "A dax." and "This is a dax" -> dax
   matching_mi          the first standalone yes/no word decides; an empty or yes/no-less answer
@@ -344,10 +349,6 @@ and absent rows still count as wrong in this mode.
         ScoreOption(
             "--legacy-normalisation",
             "reproduce the original eval.py matching instead of the fixed one",
-        ),
-        ScoreOption(
-            "--strict-ids",
-            "error on ids that are not queries of the config and on duplicate rows",
         ),
     )
 
@@ -370,6 +371,10 @@ and absent rows still count as wrong in this mode.
             mode="legacy" if legacy_normalisation else "fixed",
             strict=strict_ids,
         )
+
+    def sample_score(self, row: dict[str, Any], response: str) -> float:
+        gold = _check_gold_row(row, Path("<row>"))
+        return float(matcher(gold.task)(response, gold.answer))
 
     def scores_config(self, config: str) -> bool:
         return config != "episodes"  # demonstrations, not questions

@@ -22,7 +22,11 @@ benchsmith scores in one of two modes:
     - operators: the first *signed* integer (``-?\\d+``, a Unicode minus counts as ``-``),
       compared as integers;
     - clevr: the first integer or number word ``zero`` .. ``twenty``, whichever comes first
-      (``"three objects"`` -> 3), compared as integers;
+      (``"three objects"`` -> 3), compared as integers; a sign is kept (``"-2"`` is not 2);
+    - operators and clevr: a hedge between different numbers (``"2 or 3"``, ``"2-3"``,
+      ``"2 to 3"``, ``"2/3"``, ``"between 2 and 3"``, ``"two or three"``) is wrong, never
+      "first number wins"; for operators only ``or`` and ``between ... and`` hedge, because
+      ``-`` and ``/`` there are arithmetic;
     - open_mi: case-insensitive after removing surrounding quotes, trailing punctuation, an
       echoed ``"This is"`` and a leading article (a/an/the): ``"This is a dax!"`` -> ``dax``;
     - matching_mi: the first standalone ``yes`` or ``no`` decides; no such word is wrong for
@@ -60,6 +64,13 @@ _COUNT = re.compile(
     r"\d+|(?<!\w-)\b(?:" + "|".join(NUMBER_WORDS) + r")\b(?!-\w)",
     re.IGNORECASE,
 )
+_SIGN_BEFORE = re.compile(r"(?:^|[^\w\-])[-\u2212]$")
+_HEDGE_GAP = {
+    "count": re.compile(r"\s*(?:,?\s*or|to|-|–|—|/|~)\s*", re.IGNORECASE),
+    "operator": re.compile(r"\s*,?\s*or\s*", re.IGNORECASE),
+}
+_BETWEEN = re.compile(r"between\s*$", re.IGNORECASE)
+_AND_GAP = re.compile(r"\s*and\s*", re.IGNORECASE)
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’*"
 _ECHO = re.compile(r"^this\s+is\s+", re.IGNORECASE)
@@ -89,13 +100,46 @@ def extract_signed_int(prediction: str) -> int | None:
     return int(match.group()) if match else None
 
 
+def _count_tokens(text: str) -> list[tuple[int, int, int]]:
+    """``(value, start, end)`` of every integer or number word; a leading minus is kept."""
+    tokens = []
+    for match in _COUNT.finditer(text):
+        token = match.group().lower()
+        value = int(token) if token.isdigit() else NUMBER_WORDS[token]
+        start = match.start()
+        if _SIGN_BEFORE.search(text[:start]):
+            value, start = -value, start - 1
+        tokens.append((value, start, match.end()))
+    return tokens
+
+
+def hedged(prediction: str, kind: str) -> bool:
+    """True when two different numbers are offered as alternatives (``"2 or 3"``, ``"2-3"``).
+
+    ``kind`` is ``"count"`` (``or``, ``to``, dashes, ``/``, ``~`` and ``between .. and``) or
+    ``"operator"`` (only ``or`` and ``between .. and``: a dash or slash there is arithmetic).
+    """
+    text = original_normalise(prediction).translate(_MINUS_SIGNS)
+    if kind == "count":
+        numbers = _count_tokens(text)
+    else:
+        numbers = [(int(m.group()), m.start(), m.end()) for m in _SIGNED_INT.finditer(text)]
+    for (left, _, end), (right, start, _) in zip(numbers, numbers[1:], strict=False):
+        if left == right:
+            continue
+        gap = text[end:start]
+        if _HEDGE_GAP[kind].fullmatch(gap):
+            return True
+        if _AND_GAP.fullmatch(gap) and _BETWEEN.search(text[: numbers[0][1]]):
+            return True
+    return False
+
+
 def extract_count(prediction: str) -> int | None:
-    """First integer or number word (zero..twenty) of the normalised prediction."""
-    match = _COUNT.search(original_normalise(prediction))
-    if not match:
-        return None
-    token = match.group().lower()
-    return int(token) if token.isdigit() else NUMBER_WORDS[token]
+    """First integer or number word (zero..twenty) of the normalised prediction, with its sign."""
+    text = original_normalise(prediction).translate(_MINUS_SIGNS)
+    tokens = _count_tokens(text)
+    return tokens[0][0] if tokens else None
 
 
 def extract_label(prediction: str) -> str | None:
@@ -129,7 +173,7 @@ def match_operator(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
         match = _UNSIGNED_INT.search(original_normalise(prediction))
         return (match.group() if match else "") == str(gold).lower()
     value = extract_signed_int(prediction)
-    return value is not None and value == int(gold)
+    return value is not None and value == int(gold) and not hedged(prediction, "operator")
 
 
 def match_clevr(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
@@ -137,7 +181,7 @@ def match_clevr(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
     if mode == "legacy":
         return _legacy_exact(prediction, gold)
     value = extract_count(prediction)
-    return value is not None and value == int(gold)
+    return value is not None and value == int(gold) and not hedged(prediction, "count")
 
 
 def match_open_label(prediction: str, gold: str, mode: Mode = "fixed") -> bool:

@@ -36,6 +36,7 @@ from benchsmith.core.errors import BenchsmithError
 if TYPE_CHECKING:
     from benchsmith.core.llm import LLMClient
     from benchsmith.hf.dataset_view import DatasetView, SampleView
+    from benchsmith.stages.scoring_rule import ScoringRule
 
 Action = Literal["keep", "drop"]
 
@@ -75,14 +76,17 @@ class StageContext:
     """What a stage may use besides its samples and settings.
 
     ``difficulty`` is filled by the difficulty stage (sample id -> (bin, n_correct)) and read by
-    later ones and by the curated publisher; ``is_correct`` scores a model's reply to a sample
-    with the run's metric; ``llm_client(model)`` is the one LLM client, configured once.
+    later ones and by the curated publisher; ``scoring`` (and :meth:`is_correct`) scores a
+    model's reply to a sample with the run's one rule (:mod:`.scoring_rule`); ``llm_client(model)`` is the one LLM client, configured once.
     """
 
     view: DatasetView
-    is_correct: Callable[[SampleView, str], bool]
+    scoring: ScoringRule
     llm_client: Callable[[str], LLMClient]
     difficulty: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def is_correct(self, sample: SampleView, reply: str) -> bool:
+        return self.scoring.is_correct(sample, reply)
 
     def samples_with_images(self, sample_ids: set[str]) -> list[SampleView]:
         return list(self.view.iter_samples(with_images=True, only=sample_ids))

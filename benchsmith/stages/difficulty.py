@@ -1,7 +1,8 @@
 """Stage ``difficulty``: judge predictions -> n_correct -> LIME bins; easy samples dropped.
 
-Judges' replies are scored per sample with the run's metric and cutoff (LIME Table 8, see
-:mod:`.judges`); the number of judges that solved a sample puts it in a bin
+Judges' replies are scored per sample with the run's scoring rule (:mod:`.scoring_rule`: the
+family's own scorer for a benchsmith dataset, else the metric and cutoff of LIME Table 8, or
+LIME's legacy verdicts; see :mod:`.judges`); the number of judges that solved a sample puts it in a bin
 (:mod:`.difficulty_bins`), assigned per subtask so a judge missing one subtask is only excluded
 there. Bins in ``drop_bins`` (default: easy) are dropped; the bin and n_correct of every sample
 go to the context for the later stages and into the curated rows.
@@ -29,6 +30,7 @@ class DifficultySettings:
     drop_bins: tuple[str, ...] = ("easy",)
     missing_policy: str = "error"  # error | treat_wrong | exclude_model
     unknown_ids: str = "error"  # error | ignore
+    scoring: str = "auto"  # auto: the family's scorer for a benchsmith dataset | lime-legacy
 
 
 class DifficultyStage(Stage):
@@ -51,6 +53,14 @@ class DifficultyStage(Stage):
         Flag("--judges", "files", "judge predictions JSONL", "list", Path, metavar="FILE"),
         Flag("--metric", "metric", METRIC_HELP, metavar="METRIC"),
         Flag("--cutoff", "cutoff", "override the metric's correctness cutoff", type=float),
+        Flag(
+            "--judge-scoring",
+            "scoring",
+            "auto: a benchsmith dataset's replies are scored by its family's scorer (as "
+            "`benchsmith score` does), any other dataset's by --metric; lime-legacy: LIME's own "
+            "per-subtask verdicts (lmms-eval as LIME ran it)",
+            choices=("auto", "lime-legacy"),
+        ),
         Flag("--bins", "bins", "bin edges preset", choices=("paper", "code")),
         Flag(
             "--missing-policy",
@@ -62,8 +72,8 @@ class DifficultyStage(Stage):
     card_section = """\
 ## Difficulty
 
-Judges: {{ report.judges | join(", ") }}. Metric `{{ report.metric }}`; a judge solves a sample
-when its score is >= {{ report.cutoff }}. Bins (`{{ settings.bins }}` edges):
+Judges: {{ report.judges | join(", ") }}. Replies scored with `{{ report.metric }}`; a judge
+solves a sample when its score is >= {{ report.cutoff }}. Bins (`{{ settings.bins }}` edges):
 {% for b, n in report.bins.items() %}{{ b }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}.
 Dropped bins: {{ settings.drop_bins | join(", ") }}. Missing predictions: `{{ settings.missing_policy }}`.
 """
@@ -87,15 +97,10 @@ Dropped bins: {{ settings.drop_bins | join(", ") }}. Missing predictions: `{{ se
             metric=settings.metric,
             cutoff=settings.cutoff,
         )
-        metric = config.metric_spec()
-        golds = {s.sample_id: gold_for_scoring(s) for s in samples}
+        rule = context.scoring
+        golds = {s.sample_id: rule.gold_for(s) for s in samples}
         scores = score_judges(
-            table,
-            golds,
-            metric,
-            set(golds),
-            unknown_policy=settings.unknown_ids,
-            cutoff=settings.cutoff,
+            table, golds, rule.spec, set(golds), unknown_policy=settings.unknown_ids
         )
         by_subtask: dict[str, list[str]] = {}
         for sample in samples:
@@ -106,7 +111,7 @@ Dropped bins: {{ settings.drop_bins | join(", ") }}. Missing predictions: `{{ se
         context.difficulty.update({s: (d.difficulty, d.n_correct) for s, d in decisions.items()})
         report = {
             "judges": list(scores.models),
-            "metric": metric.name,
+            "metric": rule.name,
             "cutoff": scores.cutoff,
             "edges": config.edges().as_dict(),
             "bins": dict(sorted(Counter(d.difficulty for d in decisions.values()).items())),

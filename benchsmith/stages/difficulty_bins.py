@@ -236,7 +236,7 @@ def _decide(
     per_model = {m: scores.score(sample_id, m) for m in selection.counted}
     present = {m: v for m, v in per_model.items() if v is not None}
     missing_models = [m for m, v in per_model.items() if v is None]
-    correct = [m for m, v in present.items() if is_correct(v, cutoff)]
+    correct = [m for m, v in present.items() if is_correct(v, cutoff, scores.tolerance)]
     difficulty = edges.classify(len(correct))
     if difficulty in config.drop_bins:
         action, reason = "drop", difficulty.upper()

@@ -27,7 +27,7 @@ from typing import Literal
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.json_files import read_jsonl
-from benchsmith.scoring.metrics import Gold, MetricSpec, is_correct
+from benchsmith.scoring.metrics import CUTOFF_TOLERANCE, Gold, MetricSpec, is_correct
 
 UnknownPolicy = Literal["error", "ignore"]
 ROW_FIX = (
@@ -174,6 +174,7 @@ class JudgeScores:
     counters: dict[str, int] = field(default_factory=dict)
     unknown_sample_ids: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    tolerance: float = CUTOFF_TOLERANCE  # how far below the cutoff still counts
 
     def score(self, sample_id: str, model: str) -> float | None:
         return self.scores.get((str(sample_id), model))
@@ -272,11 +273,14 @@ def score_judges(
     )
     return JudgeScores(
         scores=scores,
-        correct={key: is_correct(value, spec.cutoff) for key, value in scores.items()},
+        correct={
+            key: is_correct(value, spec.cutoff, spec.tolerance) for key, value in scores.items()
+        },
         models=table.models,
         cutoff=spec.cutoff,
         metric=spec.name,
         counters=counters,
         unknown_sample_ids=unknown_ids,
         paths=list(table.paths),
+        tolerance=spec.tolerance,
     )

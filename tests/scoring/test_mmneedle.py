@@ -186,9 +186,15 @@ def test_strict_differs_from_lenient(dataset: Path, tmp_path: Path) -> None:
     assert strict["positive"]["exact_accuracy"] == 0.0
     assert strict["positive"]["index_accuracy"] == 0.0  # "3,1,2".split(", ")[0] != "3"
     assert strict["positive"]["existence_accuracy"] == 1.0  # anything but -1 "exists"
-    assert strict["negative"]["existence_accuracy"] == 0.5  # None is wrong, not dropped
-    assert strict["missing"] == 1
+    assert strict["negative"] == {  # None leaves the denominator, as in the original
+        "n": 1,
+        "existence_accuracy": 1.0,
+        "index_accuracy": 0.0,  # a correct "-1" is compared with the gold index "0"
+        "exact_accuracy": 1.0,
+    }
+    assert strict["excluded"] == {"null_responses": 1, "absent_rows": 0}
     assert strict["strict"] is True
+    assert "exact_accuracy" not in strict  # the original never pools positives and negatives
 
 
 def test_k2_lenient_and_strict(dataset: Path, tmp_path: Path) -> None:
@@ -206,22 +212,24 @@ def test_k2_lenient_and_strict(dataset: Path, tmp_path: Path) -> None:
 
     strict = score_predictions(dataset, "m1_n2_k2", preds, strict=True)
     assert strict["positive"]["existence_accuracy"] == 1.0  # "...; -1" is not an absent form
-    assert strict["exact_accuracy"] == pytest.approx(2 / 3)
-    assert strict["per_position"]["by_cell"]["2,2"]["exact_accuracy"] == 1.0
+    assert strict["positive"]["exact_accuracy"] == 0.5
+    assert strict["positive"]["all_exact_accuracy"] == 0.75  # 3 of 4 needles, pooled
+    assert strict["negative"]["existence_accuracy"] == 1.0
+    assert strict["negative"]["exact_accuracy"] == 1.0  # "-1" is the whole K=2 ground truth
 
 
-def test_strict_k2_short_prediction_counts_missing_needle_wrong(
+def test_strict_k2_short_prediction_pools_only_the_needles_given(
     dataset: Path, tmp_path: Path
 ) -> None:
     preds = _preds(tmp_path, {0: "1, 1, 2", 1: "1, 2, 2;1, 1, 1", 5000: "-1, -1"})
     strict = score_predictions(dataset, "m1_n2_k2", preds, strict=True)
-    assert strict["positive"]["exact_accuracy"] == 0.0  # ";" without space stays one part
+    positive = strict["positive"]
+    assert positive["exact_accuracy"] == 0.0  # ";" without space stays one part
+    assert positive["index_accuracy"] == 0.0  # ["1"] != ["1", "1"]: lengths differ
+    assert positive["first_exact_accuracy"] == 0.5  # sample 0's first needle is right
+    assert positive["all_exact_accuracy"] == 0.5  # one needle compared per sample
     assert strict["negative"]["existence_accuracy"] == 1.0
-    assert strict["per_position"]["by_cell"]["2,1"] == {
-        "n": 1,
-        "index_accuracy": 0.0,
-        "exact_accuracy": 0.0,
-    }
+    assert strict["negative"]["exact_accuracy"] == 0.0  # only "-1" equals the ground truth
 
 
 def test_numeric_string_ids_and_unknown_ids(dataset: Path, tmp_path: Path) -> None:
@@ -245,7 +253,9 @@ def test_malformed_line_names_file_and_line(dataset: Path, tmp_path: Path) -> No
 
 def test_duplicate_sample_id_is_an_error(dataset: Path, tmp_path: Path) -> None:
     rows = [{"sample_id": 1, "response": "-1"}, {"sample_id": "1", "response": "-1"}]
-    with pytest.raises(BenchsmithError, match="duplicate sample_id 1"):
+    with pytest.raises(
+        BenchsmithError, match="line 2: second row for sample_id 1; the first is line 1"
+    ):
         score_predictions(dataset, "m10_n2_k1", _predictions(tmp_path, rows))
 
 
@@ -276,7 +286,28 @@ def test_cli_prints_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFi
     assert _cli([*argv, "--predictions", str(preds), "--strict"]) == 0
     strict = json.loads(capsys.readouterr().out)
     assert strict["strict"] is True
-    assert strict["exact_accuracy"] == 0.75
+    assert strict["positive"]["exact_accuracy"] == 0.5
+    assert strict["negative"]["exact_accuracy"] == 1.0
+
+
+def test_strict_per_cell_and_aliased_depths(dataset: Path, tmp_path: Path) -> None:
+    """evaluate.py's per-cell map (0 for an empty cell) and its [[]]*10 depth lists."""
+    preds = _preds(tmp_path, {0: "3, 1, 2", 1: "7, 1, 1", 5000: "0, 0, 0", 5001: "-1"})
+    strict = score_predictions(dataset, "m10_n2_k1", preds, strict=True)
+    cells = strict["positive"]["per_position"]["by_cell"]
+    assert cells == {
+        "1,1": {"n": 0, "exact_accuracy": 0.0},
+        "1,2": {"n": 1, "exact_accuracy": 1.0},
+        "2,1": {"n": 0, "exact_accuracy": 0.0},
+        "2,2": {"n": 1, "exact_accuracy": 0.0},
+    }
+    depths = strict["positive"]["per_position"]["by_image_index"]
+    assert set(depths) == {str(d) for d in range(1, 11)}
+    assert all(d == {"index_accuracy": 1.0, "exact_accuracy": 0.5} for d in depths.values())
+    negative = strict["negative"]
+    assert negative["index_accuracy"] == 0.5  # "0, 0, 0" matches the gold index "0"
+    assert negative["existence_accuracy"] == 0.5  # ... but says a needle exists
+    assert strict["printed_by_original"]["negative"] == ["existence_accuracy"]
 
 
 def test_cli_help_documents_metrics(capsys: pytest.CaptureFixture) -> None:

@@ -38,6 +38,13 @@ OK_CASES = [
     ("1, 2, 3\n4, 1, 2", 2, [(1, 2, 3), (4, 1, 2)]),
     ("1, 2, 3; -1", 2, [(1, 2, 3), None]),
     ("Answer: 1, 2, 3; -1;", 2, [(1, 2, 3), None]),
+    # prose with exactly one well-formed answer
+    ("The answer is 10, 1, 1.", 1, [(10, 1, 1)]),
+    ("10, 1, 1\nBecause the dog is in the top-left cell.", 1, [(10, 1, 1)]),
+    ("It is (3, 1, 2), I think.", 1, [(3, 1, 2)]),
+    ("No subimage matches the caption, so -1.", 2, [None, None]),
+    ("I see it in 3, 2, 1. Final answer: 3, 2, 1", 1, [(3, 2, 1)]),
+    ("The needles are at 1, 2, 3; 4, 1, 2 in that order.", 2, [(1, 2, 3), (4, 1, 2)]),
 ]
 
 UNPARSED_CASES = [
@@ -51,6 +58,13 @@ UNPARSED_CASES = [
     ("-1, 2, 3", 1),
     ("Image 1, row 2, column 3", 1),
     ("1.5, 2, 3", 1),
+    # prose that does not name exactly one answer: never guessed
+    ("Either 1, 2, 3 or 2, 2, 3.", 1),
+    ("Maybe 1, 2, 3, not -1.", 1),
+    ("It is at 1, 2, 3, 4 somewhere", 1),
+    ("The first is 1, 1, 1; the second is 2, 2, 2", 2),
+    ("Perhaps -2, 1, 1.", 1),
+    ("Image 10, row 1, column 1.", 1),
 ]
 
 

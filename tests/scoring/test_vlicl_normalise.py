@@ -115,6 +115,36 @@ def test_clevr_count_extraction(response, count):
     assert extract_count(response) == count
 
 
+@pytest.mark.parametrize(
+    ("response", "right"),
+    [
+        ("2", True),
+        ("2 objects", True),
+        ("There are 2 cubes and 3 spheres", True),  # "and" lists, it does not hedge
+        ("2 or 2", True),
+        ("-2", False),  # the sign is kept
+        ("\u22122", False),
+        ("2 or 3", False),
+        ("2-3", False),
+        ("2 - 3", False),
+        ("2 to 3", False),
+        ("2/3", False),
+        ("two or three", False),
+        ("between 2 and 3", False),
+        ("3 or 2", False),
+    ],
+)
+def test_clevr_fixed_keeps_signs_and_rejects_hedges(response, right):
+    assert match_clevr(response, "2", "fixed") is right
+
+
+def test_operator_hedges_with_or_are_wrong_but_arithmetic_is_not_a_hedge():
+    assert not match_operator("5 or 6", "5", "fixed")
+    assert not match_operator("between -5 and 5", "-5", "fixed")
+    assert match_operator("5 - 3", "5", "fixed")  # first signed integer, as before
+    assert match_operator("-5", "-5", "fixed")
+
+
 def test_clevr_legacy_is_exact_and_case_insensitive():
     assert match_clevr(" 4 ", "4", "legacy")
     assert not match_clevr("four", "4", "legacy")

@@ -88,7 +88,7 @@ def test_gold_answers_score_perfectly_for_every_shot_and_seed(tmp_path, config, 
     for block in report["per_shot"].values():
         assert set(block["per_seed"]) == {"0", "1", "2"}
         assert block["accuracy"] == block["mean_over_seeds"] == 1.0
-    assert report["missing"] == report["unknown_ids"] == report["duplicates"] == 0
+    assert report["missing"] == report["unknown_ids"] == 0
 
 
 def test_missing_rows_and_null_responses_stay_in_the_denominator(tmp_path):
@@ -141,30 +141,20 @@ def test_empty_matching_answers_score_the_no_items_only_in_legacy(tmp_path):
     assert fixed["unparsed"] == 6 and fixed["missing"] == 0
 
 
-def test_unknown_ids_and_duplicates_are_counted_or_rejected(tmp_path):
+def test_unknown_ids_are_counted_or_rejected_and_duplicates_rejected(tmp_path):
     dataset = _publish(tmp_path / "pub", "clevr", CLEVR_ANSWERS)
     rows = _rows("clevr", CLEVR_ANSWERS, CLEVR_ANSWERS)
-    rows.insert(1, {**rows[0], "response": "9"})  # a second, wrong row for the first query
     rows.append({"query_id": "clevr/support/00000", "n_shot": 0, "response": "3"})  # not a query
     rows.append({"query_id": "open_mi/query/00000", "n_shot": 0, "response": "dax"})
     path = _jsonl(tmp_path / "p.jsonl", rows)
     report = score_vlicl(dataset, "clevr", path)
     assert report["unknown_ids"] == 2
-    assert report["duplicates"] == 1
-    assert report["overall"]["accuracy"] == 1.0  # the first row of a duplicate is scored
-    with pytest.raises(BenchsmithError, match="line 2: second row"):
-        score_vlicl(dataset, "clevr", path, strict=True)
-    without_duplicate = _jsonl(tmp_path / "u.jsonl", rows[:1] + rows[2:])
+    assert report["overall"]["accuracy"] == 1.0
     with pytest.raises(BenchsmithError, match="line 5: 'clevr/support/00000' is not a query"):
-        score_vlicl(dataset, "clevr", without_duplicate, strict=True)
-
-
-def test_first_duplicate_wins_even_when_wrong(tmp_path):
-    dataset = _publish(tmp_path / "pub", "clevr", CLEVR_ANSWERS)
-    rows = _rows("clevr", CLEVR_ANSWERS, CLEVR_ANSWERS)
-    rows.insert(0, {**rows[0], "response": "nine"})
-    report = score_vlicl(dataset, "clevr", _jsonl(tmp_path / "p.jsonl", rows))
-    assert report["overall"]["correct"] == 3 and report["duplicates"] == 1
+        score_vlicl(dataset, "clevr", path, strict=True)
+    rows.insert(1, {**rows[0], "response": "9"})  # a second, wrong row for the first query
+    with pytest.raises(BenchsmithError, match="line 2: second row .* the first is line 1"):
+        score_vlicl(dataset, "clevr", _jsonl(tmp_path / "d.jsonl", rows))
 
 
 def test_shots_filter_and_alias_keys(tmp_path):
