@@ -43,8 +43,13 @@ def test_no_family_stage_depends_on_another_familys_code():
         if family is None:
             continue
         others = [p for f, paths in FAMILY_CODE.items() if f != family for p in paths]
+        # a publish stage depends on the whole package on purpose: every row it writes records
+        # code_revision, a digest of all of benchsmith and its cards (core/records.py)
+        whole = {"benchsmith", "cards"} if name.endswith("_publish") else set()
         foreign = [
-            d for d in stage["deps"] if covered(d, others) or any(covered(o, [d]) for o in others)
+            d
+            for d in stage["deps"]
+            if d not in whole and (covered(d, others) or any(covered(o, [d]) for o in others))
         ]
         assert not foreign, f"{name} depends on another family's code: {foreign}"
 

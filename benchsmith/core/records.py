@@ -11,8 +11,8 @@ feature is :data:`benchsmith.hf.features.PROVENANCE_FEATURE`).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
-import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -84,19 +84,39 @@ def provenance(
 
 @functools.cache
 def code_revision() -> str:
-    """``benchsmith==X`` plus the git commit (``+dirty`` when the tree has edits), if known."""
+    """``benchsmith==X+src.<digest>``: the version plus a digest of the code that ran.
+
+    The digest covers every module of the package and every shipped card template, by path
+    inside the package and content. It names the code by what it is, not by where it came from:
+    two clones of one commit, at any path, committed or with the same edits, and the wheel
+    built from them all give the same value, so their outputs are byte-identical and a
+    committed ``dvc.lock`` stays true in a fresh clone (a git commit id would differ between a
+    commit and its working tree and is unknown to an installed wheel).
+    """
+    from importlib import resources
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    files = [
+        (path.relative_to(package).as_posix(), path)
+        for path in package.rglob("*.py")
+        if "__pycache__" not in path.parts and "cards" not in path.relative_to(package).parts
+    ]
+    for name, data in sorted(
+        [(name, path.read_bytes()) for name, path in files] + list(_card_templates(resources))
+    ):
+        digest.update(name.encode("utf-8") + b"\0" + data + b"\0")
+    return f"benchsmith=={__version__}+src.{digest.hexdigest()[:12]}"
+
+
+def _card_templates(resources) -> list[tuple[str, bytes]]:
+    """``(cards/<name>, bytes)`` of every shipped card template (checkout or wheel alike)."""
     try:
-        rev = _git("rev-parse", "--short=12", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "benchsmith")
-    except (OSError, subprocess.SubprocessError):
-        return f"benchsmith=={__version__}"
-    return f"benchsmith=={__version__}+g{rev}{'.dirty' if dirty else ''}"
-
-
-def _git(*args: str) -> str:
-    """Stripped stdout of a git command run in the checkout holding this package."""
-    root = Path(__file__).resolve().parents[2]
-    result = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
-    )
-    return result.stdout.strip()
+        folder = resources.files("benchsmith.cards")
+    except ModuleNotFoundError:
+        return []
+    return [
+        (f"cards/{entry.name}", entry.read_bytes())
+        for entry in folder.iterdir()
+        if entry.name.endswith(".j2")
+    ]

@@ -34,7 +34,7 @@ class CuratedAuditor(RowAuditor):
         self.dataset_dir = dataset_dir
         self.info = info
         source = info["source"]
-        self.source_dir = Path(roots.get("source") or source["dataset_dir"])
+        self.source_dir = Path(roots["source"])  # resolved by the audit (publish/roots.py)
         self.config, self.split = source["config"], source["split"]
         self.id_name = source["columns"]["id"]
         self._logged: dict[str, list[dict[str, str]]] | None = None

@@ -243,7 +243,6 @@ class CuratedPublication(Publication):
             "seed": self.config.seed,
             "roots": {"source": view.dataset_dir.as_posix()},
             "source": {
-                "dataset_dir": view.dataset_dir.as_posix(),
                 "name": source_name(view),
                 "family": source_family(view),
                 "config": view.config,

@@ -30,6 +30,7 @@ from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import progress_bar
 from benchsmith.hf.reader import read_build_info, split_files
+from benchsmith.publish.roots import require_roots, resolve_roots
 
 BATCH_ROWS = 32
 
@@ -160,7 +161,13 @@ def audit_dataset(
             f"config(s) {unknown} not in this dataset; available: {', '.join(sorted(available))}",
             path=dataset_dir,
         )
-    auditor: RowAuditor = kind.auditor(dataset_dir, info, dict(roots or {}))
+    resolved = {  # the roots this family's audit reads (a plan's scratch folders are not sources)
+        name: path
+        for name, path in resolve_roots(info.get("roots"), dataset_dir, roots).items()
+        if name in kind.root_names
+    }
+    require_roots(resolved, info.get("roots"), dataset_dir)
+    auditor: RowAuditor = kind.auditor(dataset_dir, info, resolved)
     chosen = [c for c in available if (not configs or c in configs) and auditor.audits_rows(c)]
     wanted = {str(i) for i in ids} if ids else None
     prefix = f"{configs[0]}/" if configs and len(configs) == 1 else ""

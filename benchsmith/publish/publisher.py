@@ -35,6 +35,7 @@ from benchsmith.hf.layout import (
     dataset_info_metadata,
     write_split,
 )
+from benchsmith.publish.roots import portable_roots
 
 DEFAULT_MAX_SHARD_MB = 256.0
 BUILD_INFO = "build_info.json"
@@ -72,7 +73,7 @@ def publish(
             written.append(copied.written)
             features[copied.written.config] = copied.features
         info = {
-            **publication.build_info(written),
+            **_portable(publication.build_info(written), out_dir),
             **publication.write_extra(staging),
             "family": publication.family,
             "version": version,
@@ -97,4 +98,11 @@ def publish(
             staging / "README.md", render_card(publication.card_template, metadata, context)
         )
     log(f"{publication.summary(info)} -> {out_dir} (version {version})")
+    return info
+
+
+def _portable(info: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    """Source roots recorded relative to the published folder (:mod:`.roots`)."""
+    if "roots" in info:
+        info = {**info, "roots": portable_roots(info["roots"], out_dir)}
     return info

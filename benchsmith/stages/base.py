@@ -235,3 +235,16 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
+
+
+def log_llm_stats(stage: str, stats: Mapping[str, Mapping[str, int]]) -> None:
+    """Print a stage's LLM traffic (requests, cache hits, retries) for this run only.
+
+    Run statistics stay out of the published files: a rerun answered from the cache must
+    publish the same bytes as the run that paid for the calls.
+    """
+    from benchsmith.core.progress import log
+
+    for model, numbers in stats.items():
+        counts = ", ".join(f"{key} {value}" for key, value in sorted(dict(numbers).items()))
+        log(f"{stage}: {model}: {counts}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.stages.base import Flag, Stage, StageContext, StageResult
+from benchsmith.stages.base import Flag, Stage, StageContext, StageResult, log_llm_stats
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class ReviewStage(Stage):
             client = context.llm_client(settings.model)
             config = ReviewConfig(model=settings.model, detail=settings.detail)
             decisions = dict(review_zero_pass(reviewed, client, config))
-            report["llm"] = dict(client.stats)
+            log_llm_stats(self.name, {settings.model: client.stats})
         if settings.human_verdicts:
             ids = {s.sample_id for s in reviewed}
             verdicts = read_human_verdicts(settings.human_verdicts)

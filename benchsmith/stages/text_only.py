@@ -33,6 +33,7 @@ from benchsmith.stages.base import (
     StageDecision,
     StageResult,
     count_reasons,
+    log_llm_stats,
 )
 from benchsmith.stages.question_prompt import render_prompt
 
@@ -169,8 +170,8 @@ a sample is removed when more than {{ report.max_text_only_correct }} of them an
         report = {
             "models": list(settings.models),
             "max_text_only_correct": settings.max_text_only_correct,
-            "llm": {m: dict(c.stats) for m, c in clients.items()},
         }
+        log_llm_stats(self.name, {m: c.stats for m, c in clients.items()})
         return StageResult(dict(decisions), report)
 
 

@@ -48,9 +48,23 @@ def test_sample_plan_leakage_publish_audit(tmp_path, monkeypatch, capsys):
     }
     Path("params.yaml").write_text(yaml.safe_dump(params))
     assert cli.main(["build", "vlicl", "plan", "--params", "params.yaml", "--out", "b"]) == 0
+    assert capsys.readouterr().out == ""  # a short log on stderr; JSON only when asked
+    assert (
+        cli.main(["build", "vlicl", "plan", "--params", "params.yaml", "--out", "b", "--json"]) == 0
+    )
     built = json.loads(capsys.readouterr().out)
     assert set(built["counts"]) == {"clevr", "operator_induction"} and built["mode"] == "rebuild"
-    leakage = ["build", "vlicl", "leakage", "b", "--params", "params.yaml", "--out", "leak.json"]
+    leakage = [
+        "build",
+        "vlicl",
+        "leakage",
+        "b",
+        "--params",
+        "params.yaml",
+        "--out",
+        "leak.json",
+        "--json",
+    ]
     assert cli.main(leakage) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["removed_queries"] == 0

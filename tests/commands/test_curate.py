@@ -234,6 +234,14 @@ def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, mo
         assert run(server, out) == 0
         sent = sorted((r.body["model"], "picture number 30 " in r.text) for r in server.requests)
         assert sent == [("reviewer", True)]
+        # a rerun answered wholly from the cache publishes the same bytes: run statistics
+        # (requests, cache hits) are printed, never written into build_info.json or the card
+        first = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        server.requests.clear()
+        assert run(server, out) == 0
+        assert server.requests == []
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == first
+        assert "cache_hits" in capsys.readouterr().err
     decided = decisions_of(out)
     assert drop_reason(decided["q000"]) is None  # zero pass, reviewer says YES
     assert drop_reason(decided["q010"]) == "ZERO_PASS_LLM_REJECT"

@@ -71,7 +71,8 @@ def test_targets_curate_every_entry_with_its_own_settings(two_datasets, tmp_path
     for out, source in ((plain, first), (against, second)):
         assert (out / "decisions.parquet").is_file() and (out / "README.md").is_file()
         info = json.loads((out / "build_info.json").read_text(encoding="utf-8"))
-        assert info["source"]["dataset_dir"] == source.as_posix()
+        assert (out / info["roots"]["source"]).resolve() == source.resolve()
+        assert not Path(info["roots"]["source"]).is_absolute()  # the same bytes in any clone
         assert info["params"]["images"]["near_threshold"] == 4  # shared settings reach both
         assert info["params"]["blind"]["enabled"] is False
         assert len(decisions(out)) == 12

@@ -20,7 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchsmith.cli import main
+from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_file
+from benchsmith.publish.roots import resolve_roots
 
 DATASETS = ("mmneedle", "vlicl", "curated/mmneedle_m1_n2_k1", "curated/vlicl_clevr_query")
 
@@ -90,17 +92,26 @@ def tamper(folder: Path) -> list[tuple[str, str, str]]:
     return changed
 
 
+def _roots_of(source: Path) -> list[str]:
+    """``--root`` flags pointing a copy of ``source`` at the original's source folders."""
+    info = json.loads((source / "build_info.json").read_text(encoding="utf-8"))
+    kind, _ = dataset_kind(source)
+    resolved = resolve_roots(info["roots"], source)
+    return [f"--root={k}={v}" for k, v in resolved.items() if k in kind.root_names]
+
+
 @pytest.mark.parametrize("name", DATASETS)
 def test_audit_names_every_changed_column(sample_project, tmp_path, monkeypatch, capsys, name):
     source = sample_project / "published" / name
     folder = tmp_path / name.replace("/", "_")
     shutil.copytree(source, folder)
-    monkeypatch.chdir(sample_project)  # source roots are recorded relative to the project
-    assert main(["audit", str(folder), "--workers", "1"]) == 0
+    monkeypatch.chdir(tmp_path)  # any working directory
+    argv = ["audit", str(folder), "--workers", "1", *_roots_of(source)]
+    assert main(argv) == 0
     capsys.readouterr()
     changed = tamper(folder)
     assert len(changed) >= 10
-    assert main(["audit", str(folder), "--workers", "1"]) == 1
+    assert main(argv) == 1
     failures = [line for line in capsys.readouterr().out.splitlines() if "FAIL" in line]
     missed = [
         (config, split, index, column)
@@ -118,7 +129,7 @@ def test_a_changed_shard_keeping_its_name_and_a_broken_shard_are_named(
 ):
     folder = tmp_path / "mmneedle"
     shutil.copytree(sample_project / "published" / "mmneedle", folder)
-    monkeypatch.chdir(sample_project)
+    roots = _roots_of(sample_project / "published" / "mmneedle")
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
     sample_shard = folder / info["configs"]["m10_n2_k1"]["test"]["files"][0]
     table = pq.read_table(sample_shard)
@@ -127,7 +138,7 @@ def test_a_changed_shard_keeping_its_name_and_a_broken_shard_are_named(
     data = bytearray(image_shard.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64
     image_shard.write_bytes(bytes(data))
-    assert main(["audit", str(folder), "--workers", "1"]) == 1
+    assert main(["audit", str(folder), "--workers", "1", *roots]) == 1
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     assert (

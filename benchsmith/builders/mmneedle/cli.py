@@ -15,13 +15,24 @@ from pathlib import Path
 
 from benchsmith.builders.base import Step
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
-from benchsmith.core.params import add_params_option, load_params, section
+from benchsmith.core.params import (
+    DEFAULT_PARAMS_FILE,
+    add_params_option,
+    load_params,
+    profile_of,
+    section,
+)
 from benchsmith.core.progress import log
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
 
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
+    plan.add_argument(
+        "--json",
+        action="store_true",
+        help="also print the per-config QA report as JSON on stdout (it is written to the output either way)",
+    )
     plan.add_argument(
         "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
     )
@@ -86,6 +97,18 @@ def run_plan(args: argparse.Namespace) -> int:
         samples_per_config=args.samples_per_config,
         seed=args.seed,
     )
+    found = args.params or (DEFAULT_PARAMS_FILE if DEFAULT_PARAMS_FILE.exists() else None)
+    log(
+        f"mmneedle plan: {len(config.settings())} configs x {config.samples_per_config} samples, "
+        f"pools of {config.pool_size}, {config.order} order; settings from "
+        + (
+            f"{found} (profile {profile_of(params)})"
+            if found
+            else "built-in defaults: no "
+            "params.yaml here, so the FULL benchmark sizes (pass --params, or --pool-size and "
+            "--samples, for a small run)"
+        )
+    )
     source = read_captions(args.captions)
     images_dir = args.images or default_images_dir(args.captions)
     for reason, count in source.skipped.items():
@@ -105,12 +128,22 @@ def run_plan(args: argparse.Namespace) -> int:
                     f"duplicate image, {report['ambiguous_gold_answers']} ambiguous gold answers, "
                     f"{report['repeated_needle_slots']} repeated slots"
                 )
-    json.dump(
-        {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]},
-        sys.stdout,
-        indent=2,
+    problems = {
+        key: sum(report[key] for report in info["configs"].values())
+        for key in ("haystacks_with_duplicate_image", "ambiguous_gold_answers")
+    }
+    log(
+        "mmneedle plan QA: "
+        + ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in problems.items())
+        + f"; {sum((info['skipped'] or {}).values())} skipped source entries (plan.json has the detail)"
     )
-    print()
+    if args.json:
+        json.dump(
+            {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]},
+            sys.stdout,
+            indent=2,
+        )
+        print()
     return 0
 
 

@@ -52,6 +52,11 @@ def parse_roots(values: list[str]) -> dict[str, str]:
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument(
+        "--json",
+        action="store_true",
+        help="also print the counts per task as JSON on stdout (it is written to the output either way)",
+    )
+    plan.add_argument(
         "--mode",
         choices=("rebuild", "ingest"),
         help="rebuild: our construction from the raw sources (default); ingest: read the "
@@ -123,16 +128,22 @@ def run_plan(args: argparse.Namespace) -> int:
         settings, profile_of(params), mode=args.mode, seed=seed, tasks=args.tasks
     )
     summary = build_vlicl(config, VliclSources(**source_folders(settings, args)), args.out)
-    json.dump(
-        {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes},
-        sys.stdout,
-        indent=2,
-    )
-    print()
+    if args.json:
+        json.dump(
+            {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes},
+            sys.stdout,
+            indent=2,
+        )
+        print()
     return 0
 
 
 def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
+    leakage.add_argument(
+        "--json",
+        action="store_true",
+        help="also print the leakage summary as JSON on stdout (it is written to the output either way)",
+    )
     leakage.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
     leakage.add_argument(
         "--threshold",
@@ -169,8 +180,9 @@ def run_leakage(args: argparse.Namespace) -> int:
         f"{summary['exact_pairs']} exact / {summary['near_pairs']} near duplicate pairs "
         f"-> {args.out or args.plan_dir / 'leakage.json'}"
     )
-    json.dump(summary, sys.stdout, indent=2, sort_keys=True)
-    print()
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2, sort_keys=True)
+        print()
     return 0
 
 
