@@ -20,6 +20,7 @@ from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import log
 from benchsmith.curate.config import CurateConfig
 from benchsmith.curate.decisions import DecisionLog
+from benchsmith.curate.kind import rows_family
 from benchsmith.hf.dataset_view import DatasetView, SampleView
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import StageContext
@@ -80,7 +81,7 @@ def scoring_rule(config: CurateConfig, dataset_dir: Path) -> ScoringRule:
 
     difficulty = config.stages["difficulty"]
     metric = DifficultyConfig(metric=difficulty.metric, cutoff=difficulty.cutoff).metric_spec()
-    return build_scoring_rule(difficulty.scoring, metric, dataset_dir)
+    return build_scoring_rule(difficulty.scoring, metric, rows_family(dataset_dir))
 
 
 def llm_client_factory(config: CurateConfig):

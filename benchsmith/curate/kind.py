@@ -44,3 +44,15 @@ class CuratedKind:
 
 
 CURATED = CuratedKind()
+
+
+def rows_family(dataset_dir: Path) -> str | None:
+    """The benchsmith family whose scorer scores this dataset's rows (a curated subset: its
+    source's), or None for a dataset benchsmith did not build."""
+    from benchsmith.hf.reader import BUILD_INFO, read_build_info
+
+    if not (Path(dataset_dir) / BUILD_INFO).is_file():
+        return None
+    info = read_build_info(dataset_dir)
+    family = info.get("family")
+    return CURATED.source_family(info) if family == CURATED.name else family

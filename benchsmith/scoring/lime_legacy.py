@@ -46,7 +46,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from benchsmith.scoring.metrics import Gold
+from benchsmith.scoring.metrics import Gold, levenshtein
 
 LegacyFn = Callable[[str, Gold, Mapping[str, Any]], float]
 
@@ -163,23 +163,11 @@ def vqa_score(reply: str, gold: Gold, row: Mapping[str, Any]) -> float:
 # --------------------------------------------------------------------------- ANLS, relaxed, OCR
 
 
-def _edit_distance(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, start=1):
-        current = [i]
-        for j, char_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
-            )
-        previous = current
-    return previous[-1]
-
-
 def _anls_one(reply: str, answer: str) -> float:
     gold_text = " ".join(answer.strip().lower().split())
     pred_text = " ".join(reply.strip().lower().split())
     length = max(len(answer.upper()), len(reply.upper()))
-    value = 1.0 - (0.0 if length == 0 else _edit_distance(gold_text, pred_text) / length)
+    value = 1.0 - (0.0 if length == 0 else levenshtein(gold_text, pred_text) / length)
     return 0.0 if value < 0.5 else value
 
 

@@ -18,10 +18,8 @@ with ``benchsmith score``:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
@@ -41,23 +39,6 @@ class ScoringRule:
     def is_correct(self, sample: Any, reply: str) -> bool:
         value = self.spec.fn(reply or "", self.gold_for(sample))
         return is_correct(value, self.spec.cutoff, self.spec.tolerance)
-
-
-def dataset_family(dataset_dir: Path) -> str | None:
-    """The benchsmith family of a dataset's rows, from its ``build_info.json`` (None: foreign)."""
-    path = Path(dataset_dir) / "build_info.json"
-    if not path.is_file():
-        return None
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(info, dict):
-        return None
-    family = info.get("family")
-    if family == "curated":
-        family = (info.get("source") or {}).get("family")
-    return family if isinstance(family, str) else None
 
 
 def family_rule(family: str) -> ScoringRule | None:
@@ -96,8 +77,9 @@ def lime_legacy_rule() -> ScoringRule:
     return ScoringRule("lime-legacy", spec, gold_for)
 
 
-def build_scoring_rule(scoring: str, metric: MetricSpec, dataset_dir: Path | None) -> ScoringRule:
-    """The run's rule (see the module docstring); ``metric`` is the configured one."""
+def build_scoring_rule(scoring: str, metric: MetricSpec, family: str | None) -> ScoringRule:
+    """The run's rule (see the module docstring); ``metric`` is the configured one and
+    ``family`` the benchsmith family of the dataset's rows (None: a dataset from elsewhere)."""
     from benchsmith.stages.difficulty import gold_for_scoring
 
     if scoring not in SCORING_CHOICES:
@@ -106,6 +88,5 @@ def build_scoring_rule(scoring: str, metric: MetricSpec, dataset_dir: Path | Non
         )
     if scoring == "lime-legacy":
         return lime_legacy_rule()
-    family = dataset_family(dataset_dir) if dataset_dir is not None else None
     rule = family_rule(family) if family else None
     return rule or ScoringRule(metric.name, metric, gold_for_scoring)

@@ -12,6 +12,7 @@ import pytest
 
 from benchsmith.cli import main
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.curate.kind import rows_family
 from benchsmith.hf.dataset_view import ColumnMap, DatasetView
 from benchsmith.scoring.metrics import get_metric
 from benchsmith.stages.scoring_rule import build_scoring_rule
@@ -37,7 +38,7 @@ def _clevr(sample_project: Path) -> DatasetView:
 
 def test_vlicl_judges_are_scored_like_score_vlicl(sample_project, tmp_path, capsys):
     view = _clevr(sample_project)
-    rule = build_scoring_rule("auto", get_metric("accuracy"), view.dataset_dir)
+    rule = build_scoring_rule("auto", get_metric("accuracy"), rows_family(view.dataset_dir))
     assert rule.name == "vlicl scorer"
     samples = list(view.iter_samples(with_images=False))
     replies = {}
@@ -68,7 +69,7 @@ def test_vlicl_judges_are_scored_like_score_vlicl(sample_project, tmp_path, caps
 def test_curated_mmneedle_judges_use_the_mmneedle_scorer(sample_project):
     curated = sample_project / "published" / "curated" / "mmneedle_m1_n2_k1"
     view = DatasetView(curated, "m1_n2_k1", "test", ColumnMap(id="sample_id"))
-    rule = build_scoring_rule("auto", get_metric("accuracy"), curated)
+    rule = build_scoring_rule("auto", get_metric("accuracy"), rows_family(curated))
     assert rule.name == "mmneedle scorer"
     sample = next(iter(view.iter_samples(with_images=False)))
     gold = sample.row["gold_answer"]

@@ -9,8 +9,6 @@ publish mmneedle``; nothing here imports a heavy library until a step runs.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from benchsmith.builders.base import Step
@@ -22,17 +20,13 @@ from benchsmith.core.params import (
     profile_of,
     section,
 )
-from benchsmith.core.progress import log
+from benchsmith.core.progress import add_json_option, log, print_json
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
 
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
-    plan.add_argument(
-        "--json",
-        action="store_true",
-        help="also print the per-config QA report as JSON on stdout (it is written to the output either way)",
-    )
+    add_json_option(plan, "per-config QA report")
     plan.add_argument(
         "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
     )
@@ -137,13 +131,9 @@ def run_plan(args: argparse.Namespace) -> int:
         + ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in problems.items())
         + f"; {sum((info['skipped'] or {}).values())} skipped source entries (plan.json has the detail)"
     )
-    if args.json:
-        json.dump(
-            {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]},
-            sys.stdout,
-            indent=2,
-        )
-        print()
+    print_json(
+        {"configs": info["configs"], "stats": info["stats"], "skipped": info["skipped"]}, args.json
+    )
     return 0
 
 

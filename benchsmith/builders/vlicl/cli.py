@@ -9,15 +9,13 @@ commands. Nothing here imports a heavy library until a step runs.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.base import Step
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
-from benchsmith.core.progress import log
+from benchsmith.core.progress import add_json_option, log, print_json
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
 DEFAULT_SOURCES = {
@@ -51,11 +49,7 @@ def parse_roots(values: list[str]) -> dict[str, str]:
 
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
-    plan.add_argument(
-        "--json",
-        action="store_true",
-        help="also print the counts per task as JSON on stdout (it is written to the output either way)",
-    )
+    add_json_option(plan, "counts per task")
     plan.add_argument(
         "--mode",
         choices=("rebuild", "ingest"),
@@ -128,22 +122,14 @@ def run_plan(args: argparse.Namespace) -> int:
         settings, profile_of(params), mode=args.mode, seed=seed, tasks=args.tasks
     )
     summary = build_vlicl(config, VliclSources(**source_folders(settings, args)), args.out)
-    if args.json:
-        json.dump(
-            {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes},
-            sys.stdout,
-            indent=2,
-        )
-        print()
+    print_json(
+        {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes}, args.json
+    )
     return 0
 
 
 def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
-    leakage.add_argument(
-        "--json",
-        action="store_true",
-        help="also print the leakage summary as JSON on stdout (it is written to the output either way)",
-    )
+    add_json_option(leakage, "leakage summary")
     leakage.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
     leakage.add_argument(
         "--threshold",
@@ -180,9 +166,7 @@ def run_leakage(args: argparse.Namespace) -> int:
         f"{summary['exact_pairs']} exact / {summary['near_pairs']} near duplicate pairs "
         f"-> {args.out or args.plan_dir / 'leakage.json'}"
     )
-    if args.json:
-        json.dump(summary, sys.stdout, indent=2, sort_keys=True)
-        print()
+    print_json(summary, args.json, sort_keys=True)
     return 0
 
 
