@@ -14,6 +14,7 @@ Planted, by sample index ``i`` (ids ``q000``..):
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import datasets
@@ -121,3 +122,40 @@ def write_mcq_dataset(root: Path, n: int = 40, config: str = "vqa") -> Path:
         encoding="utf-8",
     )
     return root
+
+
+# --- judges and a reference corpus for the toy dataset ----------------------------------
+
+N = 40
+JUDGES = [f"judge-{k}" for k in range(9)]
+
+
+def gold_letter(i: int) -> str:
+    return LETTERS[i % 4]
+
+
+def write_judges(folder: Path, skip: set[tuple[int, int]] = frozenset()) -> list[Path]:
+    """Nine judges; sample i is solved by exactly i % 10 of them (judges 0..n-1)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k, model in enumerate(JUDGES):
+        path = folder / f"{model}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for i in range(N):
+                if (k, i) in skip:
+                    continue
+                right = k < i % 10
+                response = gold_letter(i) if right else LETTERS[(i + 1) % 4]
+                row = {"sample_id": f"q{i:03d}", "model": model, "response": response}
+                handle.write(json.dumps(row) + "\n")
+        paths.append(path)
+    return paths
+
+
+def write_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(
+        "An exam page. What is shown in picture number 11 of the scenes set? Answer: B\n",
+        encoding="utf-8",
+    )
+    return corpus

@@ -17,6 +17,8 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
+from card_markdown import card_tables
+from huggingface_hub import DatasetCard
 from project_fixtures import ROOT, family_stages, small_params
 
 from benchsmith.builders import FAMILIES
@@ -52,6 +54,62 @@ def test_every_config_loads_offline(published, name):
             rows = datasets.load_dataset(str(folder), config, split=split)
             assert rows.num_rows == written["num_examples"], (config, split)
             assert "provenance" in rows.column_names
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_every_card_renders_its_tables(published, name):
+    """Every table of the card renders as a table (no pipe text split off by a blank line),
+    and every published config appears in the card's config table."""
+    folder = published[name]
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    tables = card_tables((folder / "README.md").read_text(encoding="utf-8"))
+    cells = {cell.strip("`") for table in tables for row in table for cell in row}
+    assert set(info["configs"]) <= cells, set(info["configs"]) - cells
+
+
+def card_metadata(folder: Path) -> dict:
+    return DatasetCard.load(folder / "README.md").data.to_dict()
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_every_card_links_its_licence_terms(published, name):
+    """``license: other`` cards link LICENSE.md (the Hub's ``license_link``), which holds the
+    same terms as the card's Licence section; no legacy field, no link to a page that is not
+    there."""
+    folder = published[name]
+    meta = card_metadata(folder)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert meta["license"] == "other" and meta["license_name"]
+    assert meta["license_link"] == "LICENSE.md" and "license_details" not in meta
+    terms = (folder / "LICENSE.md").read_text(encoding="utf-8").split("\n\n", 1)[1]
+    assert terms.strip() and terms in card.split("## Licence", 1)[1]
+    assert meta["language"] and meta["task_categories"] and meta["source_datasets"]
+    assert "pypi.org" not in card
+    assert f"{name}-vX.Y.Z" in card  # the release tag pattern the README uses
+
+
+@pytest.mark.parametrize("name", FAMILIES.names())
+def test_a_curated_subset_carries_its_source_card_metadata(published, name, tmp_path):
+    """Every family has a curation target in params.yaml; curating it keeps the card's facts."""
+    folder = published[name]
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    default_out = FAMILIES.get(name).default_out(params)
+    target = next(t for t in params["curate"]["targets"] if Path(t["dataset"]) == default_out)
+    out = tmp_path / "curated"
+    assert main(["curate", str(folder), "--config", target["config"], "--split",
+                 target.get("split", "test"), "--out", str(out), "--no-image-check"]) == 0  # fmt: skip
+    source, meta = card_metadata(folder), card_metadata(out)
+    for key in ("license", "license_name", "language", "task_categories"):
+        assert meta[key] == source[key], key
+    assert meta["license_link"] == "LICENSE.md"
+    terms = (folder / "LICENSE.md").read_text().split("\n\n", 1)[1]
+    assert (out / "LICENSE.md").read_text().split("\n\n", 1)[1] == terms
+    info = json.loads((out / "build_info.json").read_text(encoding="utf-8"))
+    assert meta["source_datasets"] == [*source["source_datasets"], info["source"]["name"]]
+    assert "curated" in meta["tags"] and set(source["tags"]) <= set(meta["tags"])
+    card = (out / "README.md").read_text(encoding="utf-8")
+    card_tables(card)
+    assert "pypi.org" not in card
 
 
 @pytest.mark.parametrize("name", FAMILIES.names())
@@ -96,6 +154,7 @@ def test_every_stage_reason_is_explained_in_the_curated_card(published, tmp_path
     assert main(["curate", str(published["vlicl"]), "--config", "clevr", "--split", "query",
                  "--out", str(out)]) == 0  # fmt: skip
     card = (out / "README.md").read_text(encoding="utf-8")
+    card_tables(card)
     for stage in STAGES:
         for code, meaning in stage.reasons.items():
             assert f"`{code}`" in card and meaning in card, (stage.name, code)

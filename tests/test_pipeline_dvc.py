@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,6 +23,42 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
     }
+
+
+def _dvc(cwd: Path, *args: str) -> str:
+    result = subprocess.run(["dvc", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def _check_metrics(project: Path, params: dict) -> None:
+    """`dvc metrics show` reads the counts of every checked stage, equal to what was built;
+    the metrics are then committed, as a user would, so `dvc metrics diff` has a base."""
+    shown = json.loads(_dvc(project, "metrics", "show", "--json"))
+    files = next(iter(shown.values()))["data"]
+    metrics = {path: block["data"] for path, block in files.items()}
+    assert set(metrics) == {
+        "metrics/mmneedle_image_check.json",
+        "metrics/vlicl_leakage.json",
+        "metrics/curate.json",
+    }
+    report = json.loads((project / "data/mmneedle/image_check.json").read_text())
+    check = metrics["metrics/mmneedle_image_check.json"]
+    assert check["source_images"] == report["source_images"]
+    assert check["haystacks"]["total"] == sum(b["total"] for b in report["configs"].values())
+    leakage = json.loads((project / "data/vlicl/leakage.json").read_text())
+    assert metrics["metrics/vlicl_leakage.json"] == leakage["summary"]
+    for target in params["curate"]["targets"]:
+        out = project / "published" / "curated" / target["name"]
+        info = json.loads((out / "build_info.json").read_text())
+        counts = metrics["metrics/curate.json"][target["name"]]
+        assert (counts["source"], counts["kept"]) == (
+            info["counts"]["source"],
+            info["counts"]["kept"],
+        )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "build"], cwd=project, check=True)
 
 
 def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tmp_path):
@@ -62,6 +99,7 @@ def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tm
         assert (project / "published" / "curated" / target["name"] / "decisions.parquet").is_file()
     built = _snapshot(published)
     everything = _snapshot(project / "published")
+    _check_metrics(project, params)
 
     second = _repro(project)
     assert "Running stage" not in second and "up to date" in second
@@ -78,6 +116,9 @@ def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tm
         "Running stage 'mmneedle_plan'" not in third and "Running stage 'coco_source'" not in third
     )
     assert _snapshot(published) != built
+    # a re-encode changes no count: `dvc metrics diff` against the commit shows no change
+    diff = json.loads(_dvc(project, "metrics", "diff", "--json"))
+    assert diff == {} or all(not changes for changes in diff.values()), diff
 
     # A bad input fails its stage with a message naming the file, and loses nothing built.
     built = {

@@ -78,6 +78,9 @@ class Card:
     metadata: dict[str, Any]
     context: dict[str, Any]
     default_config: str | None = None
+    # the licence terms in Markdown: the card's Licence section, and LICENSE.md, which the
+    # metadata's `license_link` points to when `license` is "other"
+    license_text: str = ""
 
 
 BUILD_FACTS: dict[str, str] = {
@@ -205,6 +208,8 @@ class DatasetKind(Protocol):
 
     def columns(self, info: dict[str, Any]) -> ColumnMap: ...
 
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None: ...
+
 
 class Family(ABC):
     """One benchmark family; each is a singleton listed in ``FAMILIES``."""
@@ -234,6 +239,11 @@ class Family(ABC):
     @abstractmethod
     def columns(self, info: dict[str, Any]) -> ColumnMap:
         """Which columns hold the id, question, answer and images (for curate and predict)."""
+
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None:
+        """What ``config`` holds instead of samples (e.g. images that samples point to), for
+        the error of a command that needs samples; None for a config of samples."""
+        return None
 
     def params_fields(self) -> dict[str, Any]:
         """The keys of this family's ``params.yaml`` block (schema nodes of

@@ -68,6 +68,39 @@ def column_roles(args: argparse.Namespace, dataset: Path):
     preset = ColumnMap()
     if (Path(dataset) / "build_info.json").is_file():
         kind, info = dataset_kind(dataset)
+        require_sample_config(dataset, kind, info, getattr(args, "config", None))
         preset = kind.columns(info)
     given = ColumnMap(**{role: getattr(args, f"{role}_column", None) for role in COLUMN_ROLES})
     return merge_columns(preset, given)
+
+
+def sample_configs(kind: DatasetKind, info: dict[str, Any], dataset: Path) -> list[str]:
+    """The dataset's configs that hold samples (not images or episode lists they point to)."""
+    from benchsmith.hf.reader import available_configs
+
+    return [c for c in available_configs(dataset) if kind.not_samples(info, c) is None]
+
+
+def require_sample_config(
+    dataset: Path, kind: DatasetKind, info: dict[str, Any], config: str | None
+) -> None:
+    """An error naming what ``config`` is when it is absent or holds no samples, with the
+    configs that do: a command that reads samples must not blame a column it guessed."""
+    if config is None:
+        return
+    from benchsmith.hf.reader import available_configs
+
+    listed = ", ".join(sample_configs(kind, info, dataset)) or "(none)"
+    if config not in available_configs(dataset):
+        raise BenchsmithError(
+            f"this dataset has no config {config!r}; configs with samples: {listed}",
+            path=dataset,
+            fix="pass --config with one of them",
+        )
+    why = kind.not_samples(info, config)
+    if why is not None:
+        raise BenchsmithError(
+            f"config {config!r} holds no samples ({why}); configs with samples: {listed}",
+            path=dataset,
+            fix="pass --config with one of them",
+        )

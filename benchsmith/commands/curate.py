@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 from benchsmith.commands._common import COLUMN_ROLES, column_roles
+from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import load_params
 from benchsmith.curate.config import LLM_FLAGS, flag_dest
 from benchsmith.stages import STAGES
@@ -84,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         group = p.add_argument_group(f"{stage.name} ({stage.title.lower()})")
         for flag in stage.flags:
             flag.add_to(group)
+    add_metrics_option(p, "kept and dropped (per target with --targets)")
     llm = p.add_argument_group("LLM client (review and text-only stages)")
     for flag, _, help_text, kind in LLM_FLAGS:
         metavar = {int: "N", str: "URL"}.get(kind, "DIR")
@@ -120,7 +122,12 @@ def run_curate(args: argparse.Namespace) -> int:
                 "curate needs DATASET_DIR, --config and --out (or --targets)",
                 fix="see `benchsmith curate --help`",
             )
-        return _curate_one(args, section, args.dataset, args.config, args.split, args.out)
+        metrics: dict = {}
+        code = _curate_one(
+            args, section, args.dataset, args.config, args.split, args.out, metrics, "dataset"
+        )
+        write_metrics(args.metrics, metrics.get("dataset", {}))
+        return code
     out_root = args.out or Path("published/curated")
     for target in targets:  # every entry is checked before any (maybe long) run starts
         missing = {"name", "dataset", "config"} - set(target if isinstance(target, dict) else ())
@@ -130,8 +137,8 @@ def run_curate(args: argparse.Namespace) -> int:
                 path=args.params or "params.yaml",
                 fix="give every target a name, dataset and config (split defaults to test)",
             )
-    unfinished = []
-    for target in targets:  # a target left undecided does not stop the others
+    unfinished, metrics = [], {}
+    for target in targets:  # a target left undecided (or empty) does not stop the others
         settings = _merge(section, target.get("settings") or {})
         out = Path(target.get("out") or out_root / target["name"])
         code = _curate_one(
@@ -141,16 +148,19 @@ def run_curate(args: argparse.Namespace) -> int:
             target["config"],
             target.get("split", "test"),
             out,
+            metrics,
+            target["name"],
         )
         if code:
             unfinished.append(target["name"])
     if not targets:
         out_root.mkdir(parents=True, exist_ok=True)
         print("no curate.targets in params: nothing to curate")
+    write_metrics(args.metrics, metrics)
     if unfinished:
         print(
             f"benchsmith: curate: {len(unfinished)} of {len(targets)} target(s) not published "
-            f"(undecided samples): {', '.join(unfinished)}",
+            f"(see above): {', '.join(unfinished)}",
             file=sys.stderr,
         )
         return 1
@@ -158,8 +168,16 @@ def run_curate(args: argparse.Namespace) -> int:
 
 
 def _curate_one(
-    args: argparse.Namespace, section: dict, dataset: Path, config_name: str, split: str, out: Path
+    args: argparse.Namespace,
+    section: dict,
+    dataset: Path,
+    config_name: str,
+    split: str,
+    out: Path,
+    metrics: dict,
+    name: str,
 ) -> int:
+    """Curate and publish one dataset; its counts go into ``metrics[name]`` once published."""
     from benchsmith.curate.config import config_from_params
     from benchsmith.curate.executor import run_curation
     from benchsmith.curate.publication import CuratedPublication
@@ -181,9 +199,21 @@ def _curate_one(
             file=sys.stderr,
         )
         return 1
+    if not result.kept():
+        _print_stage_counts(result)
+        worst = max(result.log.stage_counts(), key=lambda stage: stage["dropped"])
+        print(
+            f"benchsmith: curate {config_name}/{split}: no sample survived (0 of "
+            f"{len(result.log.order)} kept; `{worst['stage']}` dropped {worst['dropped']}): an "
+            f"empty dataset is not published, {out} left as it was.\n  fix: loosen or turn off "
+            f"the `{worst['stage']}` stage (see `benchsmith curate --help`), or check its inputs",
+            file=sys.stderr,
+        )
+        return 1
     publication = CuratedPublication(view, result, config)
     publish(publication, out, args.dataset_version, args.max_shard_mb or DEFAULT_MAX_SHARD_MB)
     _print_stage_counts(result)
+    metrics[name] = result.metrics()
     note = f" ({len(result.undecided)} undecided, kept)" if undecided else ""
     print(f"kept {len(result.kept())} of {len(result.log.order)}{note} -> {out}")
     return 0

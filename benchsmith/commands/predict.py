@@ -34,7 +34,7 @@ Server: --base-url or $OPENAI_BASE_URL; the API key is read from $OPENAI_API_KEY
 named by --api-key-env) and is never written anywhere. Local servers need no key.
 
 Resumable: sample ids already in --out are skipped, and answers are cached on disk by request
-content (--cache-dir), so rerunning after an interruption or after failures sends only the
+content (--llm-cache), so rerunning after an interruption or after failures sends only the
 requests that have no answer yet. A truncated last line (killed mid-write) is dropped and
 counted. Failed requests (server errors, timeouts, junk after retries) are not written; the
 summary counts them and the exit code is 1 until a rerun completes them. If every request of
@@ -91,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     server.add_argument("--max-retries", type=int, default=5, metavar="N", help="default 5")
     server.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="default 60")
     server.add_argument(
-        "--cache-dir",
+        "--llm-cache",
+        dest="cache_dir",
         type=Path,
         default=Path(".benchsmith/llm-cache"),
         metavar="DIR",
@@ -144,13 +145,41 @@ def read_existing(path: Path, model: str) -> ExistingOutput:
     return existing
 
 
+class LazyAppend:
+    """An append-mode text file opened at its first write, so a run that writes nothing (the
+    server is down, every request failed) leaves no empty output file behind."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def write(self, text: str) -> int:
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        return self._handle.write(text)
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+
+    def __enter__(self) -> LazyAppend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
+
+
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
 
 
-def _write_results(handle: IO[str], samples, results, model: str, summary: PredictSummary) -> None:
+def _write_results(
+    handle: LazyAppend, samples, results, model: str, summary: PredictSummary
+) -> None:
     for sample, result in zip(samples, results, strict=True):
         if not result.ok:
             summary.failed += 1
@@ -205,8 +234,7 @@ def run_predict(args: argparse.Namespace) -> int:
         images = () if args.text_only else sample.images
         return [user_message(text, images, detail=args.detail)]
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "a", encoding="utf-8") as handle:
+    with LazyAppend(args.out) as handle:
         for chunk in _chunks(todo(), max(16, 8 * args.concurrency)):
             results = client.complete_many(
                 [messages(s) for s in chunk], desc=f"predict {args.model}"

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchsmith.commands._common import dataset_kind
+from benchsmith.commands._common import dataset_kind, require_sample_config
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring import SCORERS
 from benchsmith.scoring.base import unknown_option_error
@@ -77,6 +77,8 @@ def family_of(dataset_dir: Path) -> str:
 def run_score(args: argparse.Namespace) -> int:
     family = family_of(args.dataset)
     scorer = SCORERS.get(family)
+    kind, info = dataset_kind(args.dataset)
+    require_sample_config(args.dataset, kind, info, args.config)
     for other in SCORERS:
         for option in other.options:
             foreign = other.family != family and option not in scorer.options

@@ -44,10 +44,20 @@ class CuratedAuditor(RowAuditor):
         self._view: Any = None
 
     def audits_rows(self, config: str) -> bool:
-        return config == self.config  # copied configs are checked shard by shard
+        # a whole audit checks copied configs shard by shard (check_dataset); an audit by id
+        # compares the copied rows with those ids to the source's
+        return config == self.config or (not self.whole and config in self.joined)
 
     def id_column(self, config: str) -> str | None:
-        return self.id_name if config == self.config else None
+        return self.id_name if config == self.config else self.join_key
+
+    @property
+    def joined(self) -> list[str]:
+        return list(self.info["source"].get("joined_configs") or [])
+
+    @property
+    def join_key(self) -> str | None:
+        return (self.info["source"]["columns"].get("image_join") or {}).get("key")
 
     def check_dataset(self, report: AuditReport) -> None:
         log_path = self.dataset_dir / DECISIONS_FILE
@@ -73,7 +83,7 @@ class CuratedAuditor(RowAuditor):
 
             columns = CURATED.columns(self.info)
             self._view = DatasetView(self.source_dir, self.config, self.split, columns)
-        for config in self.info["source"].get("joined_configs") or []:
+        for config in self.joined:
             for split in self.info["configs"].get(config, {}):
                 ours = split_files(self.dataset_dir, config, split)
                 theirs = split_files(self.source_dir, config, split)
@@ -89,7 +99,7 @@ class CuratedAuditor(RowAuditor):
 
     def _compare_copied(self, config: str, split: str, report: AuditReport) -> None:
         """Name the rows and columns of a copied config that differ from the source's."""
-        join = (self.info["source"]["columns"].get("image_join") or {}).get("key")
+        join = self.join_key
         ours = (r for _, rows in iter_row_batches(self.dataset_dir, config, split) for r in rows)
         theirs = (r for _, rows in iter_row_batches(self.source_dir, config, split) for r in rows)
         for index, (mine, source) in enumerate(zip(ours, theirs, strict=False)):
@@ -115,7 +125,24 @@ class CuratedAuditor(RowAuditor):
         rows = dataset.to_table(filter=wanted).to_pylist()
         return rows[0] if len(rows) == 1 else None
 
+    def _audit_copied_row(
+        self, config: str, split: str, row: dict[str, Any], report: AuditReport
+    ) -> None:
+        """A row of a copied image config, by id: equal to the source's row with that key."""
+        row_id = str(row[self.join_key])
+        files = split_files(self.source_dir, config, split)
+        wanted = pads.field(self.join_key).cast(pa.string()) == row_id
+        table = pads.dataset([str(p) for p in files], format="parquet").to_table(filter=wanted)
+        rows = table.to_pylist()
+        if len(rows) != 1:
+            report.fail("not in the source's copy of this config", config=config, row=row_id)
+            return
+        report.compare_row(config, row_id, row, rows[0])
+
     def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
+        if config != self.config:
+            self._audit_copied_row(config, split, row, report)
+            return
         row_id = str(row[self.id_name])
         if self._logged is None or self._view is None:
             return  # the decision log or the source failed its check (reported once)
@@ -148,8 +175,8 @@ class CuratedAuditor(RowAuditor):
 
     def unpublished_id(self, row_id: str, report: AuditReport) -> bool:
         logged = (self._logged or {}).get(row_id)
-        if not logged:
-            return False
+        if not logged or self.config not in self.configs:
+            return False  # (a sample's decisions explain nothing about a copied image config)
         report.decisions += [{**d, "stage": f"curate/{d['stage']}"} for d in logged]
         if not any(d["action"] == "drop" for d in logged):
             report.fail("kept sample is missing from the published rows", row=row_id)

@@ -78,18 +78,17 @@ class DecisionLog:
         return [r for r in self.rows if r["sample_id"] == sample_id]
 
     def stage_counts(self) -> list[dict[str, Any]]:
-        """Per stage: samples in, kept, dropped, and dropped/flagged by reason."""
-        out = []
-        for stage in self.stages:
-            rows = [r for r in self.rows if r["stage"] == stage]
-            reasons = Counter(f"{r['action']}:{r['reason']}" for r in rows if r["reason"])
-            out.append(
-                {
-                    "stage": stage,
-                    "in": len(rows),
-                    "kept": sum(r["action"] == "keep" for r in rows),
-                    "dropped": sum(r["action"] == "drop" for r in rows),
-                    "reasons": dict(sorted(reasons.items())),
-                }
-            )
-        return out
+        """Per stage, in run order: see :meth:`stage_count`."""
+        return [self.stage_count(stage) for stage in self.stages]
+
+    def stage_count(self, stage: str) -> dict[str, Any]:
+        """One stage's samples in, kept, dropped, and dropped/flagged by reason."""
+        rows = [r for r in self.rows if r["stage"] == stage]
+        reasons = Counter(f"{r['action']}:{r['reason']}" for r in rows if r["reason"])
+        return {
+            "stage": stage,
+            "in": len(rows),
+            "kept": sum(r["action"] == "keep" for r in rows),
+            "dropped": sum(r["action"] == "drop" for r in rows),
+            "reasons": dict(sorted(reasons.items())),
+        }

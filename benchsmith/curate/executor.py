@@ -39,6 +39,17 @@ class CurationResult:
     def kept(self) -> set[str]:
         return set(self.log.kept)
 
+    def metrics(self) -> dict[str, Any]:
+        """Counts for ``dvc metrics``: rows in and kept, undecided, dropped by reason code
+        (per-stage counts are in the card and ``build_info.json``)."""
+        dropped = Counter(r["reason"] for r in self.log.rows if r["action"] == "drop")
+        return {
+            "source": len(self.log.order),
+            "kept": len(self.log.kept),
+            "undecided": len(self.undecided),
+            "dropped": dict(sorted(dropped.items())),
+        }
+
     def undecided_counts(self) -> dict[str, int]:
         """Kept samples an LLM failure left undecided, by reason code."""
         return dict(sorted(Counter(self.undecided.values()).items()))
@@ -117,6 +128,16 @@ def undecided_samples(decisions_log: DecisionLog) -> dict[str, str]:
     return undecided
 
 
+def stage_line(counts: dict[str, Any]) -> str:
+    """One stage's final counts (after human overrides), under the name the card and
+    ``decisions.parquet`` use."""
+    reasons = ", ".join(f"{code} {n}" for code, n in counts["reasons"].items())
+    return (
+        f"{counts['stage']}: {counts['in']} in, {counts['kept']} kept, "
+        f"{counts['dropped']} dropped" + (f" ({reasons})" if reasons else "")
+    )
+
+
 def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
     samples = read_samples(view)
     decisions_log = DecisionLog.start(samples)
@@ -132,12 +153,11 @@ def run_curation(view: DatasetView, config: CurateConfig) -> CurationResult:
         outcome = stage.run(alive, settings, context)
         decisions_log.record(stage.name, outcome.decisions)
         result.reports[stage.name] = outcome.report
+        log(stage_line(decisions_log.stage_count(stage.name)))
     result.difficulty = dict(context.difficulty)
     result.undecided = undecided_samples(decisions_log)
-    counts = Counter(r["reason"] for r in decisions_log.rows if r["action"] == "drop")
     log(
         f"curate {view.config}/{view.split}: {len(decisions_log.kept)} of {len(samples)} kept"
-        + (f"; dropped {dict(sorted(counts.items()))}" if counts else "")
         + (f"; UNDECIDED {result.undecided_counts()}" if result.undecided else "")
     )
     return result

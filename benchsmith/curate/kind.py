@@ -19,7 +19,8 @@ class CuratedKind:
     audit_help = (
         "the decision log and the source files are unchanged, each row carries exactly its "
         "decisions and its source row is unchanged; an --id that curation dropped shows the "
-        "stage and reason that removed it. --id: the source dataset's id"
+        "stage and reason that removed it. --id: the source dataset's id (in a copied image "
+        "config such as haystacks_n2: its key, e.g. stitched_id)"
     )
 
     def auditor(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
@@ -33,6 +34,12 @@ class CuratedKind:
         columns = dict((info.get("source") or {}).get("columns") or {})
         join = columns.pop("image_join", None)
         return ColumnMap(**columns, image_join=ImageJoin(**join) if join else None)
+
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None:
+        source = info.get("source") or {}
+        if config in source.get("joined_configs", ()):
+            return f"it holds the images the curated `{source.get('config')}` rows point to"
+        return None
 
     def source_family(self, info: dict[str, Any]) -> str | None:
         """The benchmark family of the rows (whose scorer scores this dataset)."""

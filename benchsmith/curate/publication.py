@@ -30,7 +30,7 @@ from benchsmith.hf.card import render_text
 from benchsmith.hf.dataset_view import DatasetView, row_digest
 from benchsmith.hf.features import PROVENANCE_FEATURE
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.hf.reader import split_files
+from benchsmith.hf.reader import readme_metadata, split_files
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import plain
 
@@ -196,6 +196,43 @@ def copy_joined_configs(staging: Path, view: DatasetView) -> list[CopiedConfig]:
     return copied
 
 
+# card metadata a subset inherits from its source unchanged (its size and configs are its own)
+CARRIED_METADATA = ("license", "license_name", "license_link", "language", "task_categories")
+
+
+def carried_metadata(dataset_dir: Path, source: str) -> dict[str, Any]:
+    """The source card's licence, language and task metadata; its source datasets plus the
+    source itself; its tags plus ``curated``. A licence file the source links to is carried
+    as text (:func:`carried_license`), so the link is the publisher's ``LICENSE.md``."""
+    meta = readme_metadata(dataset_dir)
+    out = {key: meta[key] for key in CARRIED_METADATA if meta.get(key)}
+    if out.get("license_link") and not str(out["license_link"]).startswith(("http:", "https:")):
+        del out["license_link"]
+    out["source_datasets"] = unique([*as_list(meta.get("source_datasets")), source])
+    out["tags"] = unique([*as_list(meta.get("tags")), "benchsmith", "curated"])
+    return out
+
+
+def carried_license(dataset_dir: Path) -> str:
+    """The source's licence terms: the local file its card links to (without its title), or
+    the legacy ``license_details`` text; "" when it has neither."""
+    meta = readme_metadata(dataset_dir)
+    link = str(meta.get("license_link") or "")
+    path = dataset_dir / link
+    if link and not link.startswith(("http:", "https:")) and path.is_file():
+        text = path.read_text(encoding="utf-8")
+        return text.split("\n\n", 1)[1] if text.startswith("# ") and "\n\n" in text else text
+    return str(meta.get("license_details") or "")
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value] if value else []
+
+
+def unique(values: list[Any]) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
 class CuratedPublication(Publication):
     """The survivors of one curation run over one config and split of a dataset."""
 
@@ -266,7 +303,7 @@ class CuratedPublication(Publication):
         metadata = {
             "pretty_name": f"{info['source']['name']} {info['source']['config']} "
             "(curated by benchsmith)",
-            "tags": ["benchsmith", "curated", "multimodal"],
+            **carried_metadata(self.view.dataset_dir, info["source"]["name"]),
         }
         counts = {s["stage"]: s["reasons"] for s in info["stages"]}
         sections, legend = [], []
@@ -281,7 +318,7 @@ class CuratedPublication(Publication):
                 n = sum(v for k, v in counts.get(stage.name, {}).items() if k.endswith(f":{code}"))
                 legend.append({"stage": stage.name, "code": code, "meaning": meaning, "count": n})
         context = {"info": info, "written": main, "sections": sections, "legend": legend}
-        return Card(metadata, context, main.config)
+        return Card(metadata, context, main.config, carried_license(self.view.dataset_dir))
 
     def summary(self, info: dict[str, Any]) -> str:
         return f"curate: {info['counts']['kept']} rows"

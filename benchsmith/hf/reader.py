@@ -35,6 +35,12 @@ BUILD_INFO = "build_info.json"
 def read_build_info(dataset_dir: str | Path) -> dict[str, Any]:
     """``build_info.json`` of a benchsmith dataset folder (an error names the folder if absent)."""
     path = Path(dataset_dir) / BUILD_INFO
+    if not Path(dataset_dir).is_dir():
+        raise SourceError(
+            "dataset folder not found",
+            path=dataset_dir,
+            fix="check the path (a folder written by `benchsmith publish` or `benchsmith curate`)",
+        )
     if not path.is_file():
         raise SourceError(
             f"not a benchsmith dataset folder (no {BUILD_INFO})",
@@ -55,8 +61,8 @@ def read_build_info(dataset_dir: str | Path) -> dict[str, Any]:
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 
 
-def readme_configs(dataset_dir: str | Path) -> list[dict[str, Any]] | None:
-    """The ``configs:`` entries of the README front matter (None: no README or no block).
+def readme_metadata(dataset_dir: str | Path) -> dict[str, Any]:
+    """The README's YAML front matter ({} when there is no README or no front matter).
 
     Parsed once per README version (path, size, mtime): a whole-dataset audit asks for the
     files of every config, and MMNeedle's front matter lists 25 configs."""
@@ -64,23 +70,28 @@ def readme_configs(dataset_dir: str | Path) -> list[dict[str, Any]] | None:
     try:
         stat = readme.stat()
     except OSError:
-        return None
+        return {}
     if not readme.is_file():
-        return None
-    return _parse_readme_configs(str(readme.resolve()), stat.st_size, stat.st_mtime_ns)
+        return {}
+    return _parse_front_matter(str(readme.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def readme_configs(dataset_dir: str | Path) -> list[dict[str, Any]] | None:
+    """The ``configs:`` entries of the README front matter (None: no README or no block)."""
+    configs = readme_metadata(dataset_dir).get("configs")
+    return [c for c in configs if isinstance(c, dict)] if isinstance(configs, list) else None
 
 
 @functools.lru_cache(maxsize=32)
-def _parse_readme_configs(path: str, size: int, mtime_ns: int) -> list[dict[str, Any]] | None:
+def _parse_front_matter(path: str, size: int, mtime_ns: int) -> dict[str, Any]:
     text = Path(path).read_text(encoding="utf-8")
     if not text.startswith("---"):
-        return None
+        return {}
     try:
         meta = yaml.load(text.split("---", 2)[1], Loader=_YAML_LOADER) or {}
     except yaml.YAMLError as exc:
         raise SourceError(f"README front matter is not valid YAML: {exc}", path=path) from exc
-    configs = meta.get("configs") if isinstance(meta, dict) else None
-    return [c for c in configs if isinstance(c, dict)] if configs else None
+    return meta if isinstance(meta, dict) else {}
 
 
 def _readme_data_files(dataset_dir: Path, config: str, split: str) -> list[str] | None:
@@ -130,13 +141,40 @@ def split_files(dataset_dir: str | Path, config: str, split: str) -> list[Path]:
         files.update(p for p in root.glob(pattern) if p.is_file())
     if not files:
         configs = available_configs(root)
+        splits = available_splits(root, config) if config in configs else []
+        if splits:
+            raise SourceError(
+                f"config {config!r} has no split {split!r}; its splits: {', '.join(splits)}",
+                path=root,
+                fix="pass --split with one of its splits",
+            )
         raise SourceError(
             f"no parquet files for config {config!r}, split {split!r}; "
-            f"available: {', '.join(configs) or '(none found)'}",
+            f"configs: {', '.join(configs) or '(none found)'}",
             path=root,
-            fix="pass --config with one of the available configs (and a split it has)",
+            fix="pass --config with one of the configs",
         )
     return sorted(files)
+
+
+def available_splits(dataset_dir: str | Path, config: str) -> list[str]:
+    """Split names of one config with files: its README ``data_files`` entries, else the
+    ``data/<config>/<split>-*.parquet`` layout."""
+    root = Path(dataset_dir)
+    for entry in readme_configs(root) or []:
+        if entry.get("config_name") != config:
+            continue
+        data_files = entry.get("data_files")
+        if isinstance(data_files, str) or (
+            isinstance(data_files, list) and all(isinstance(i, str) for i in data_files)
+        ):
+            return ["train"]  # the Hub's rule for bare paths
+        if isinstance(data_files, list):
+            return sorted(
+                {str(i["split"]) for i in data_files if isinstance(i, dict) and "split" in i}
+            )
+    pattern = "data/*.parquet" if config == "default" else f"data/{config}/*.parquet"
+    return sorted({p.name.split("-", 1)[0] for p in root.glob(pattern) if "-" in p.name})
 
 
 def _dataset(files: Sequence[Path]) -> pads.Dataset:

@@ -16,7 +16,7 @@ says what was checked and lists every failure; the CLI exits 1 when there is one
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -168,15 +168,16 @@ def audit_dataset(
     }
     require_roots(resolved, info.get("roots"), dataset_dir)
     auditor: RowAuditor = kind.auditor(dataset_dir, info, resolved)
-    chosen = [c for c in available if (not configs or c in configs) and auditor.audits_rows(c)]
     wanted = {str(i) for i in ids} if ids else None
+    auditor.whole = wanted is None
+    chosen = [c for c in available if (not configs or c in configs) and auditor.audits_rows(c)]
     prefix = f"{configs[0]}/" if configs and len(configs) == 1 else ""
     subject = ", ".join(i if i.startswith(prefix) else prefix + i for i in ids or []) or ", ".join(
         configs or ["all configs"]
     )
     report = AuditReport(subject)
     sources = SourceFiles()
-    auditor.files, auditor.whole = sources, wanted is None
+    auditor.files = sources
     auditor.configs, auditor.workers = tuple(chosen), max(1, int(workers))
     auditor.check_dataset(report)
     found: set[str] = set()
@@ -206,11 +207,34 @@ def audit_dataset(
             raise AuditError(
                 f"row id(s) {missing[:5]} not in {', '.join(chosen)}",
                 path=dataset_dir,
-                fix="pass ids of published rows (see the config's id column)",
+                fix="pass ids of published rows; "
+                + id_examples(dataset_dir, chosen, available, auditor.id_column),
             )
     else:
         auditor.check_whole(report)
     return report
+
+
+def id_examples(
+    dataset_dir: Path,
+    chosen: list[str],
+    available: Mapping[str, list[str]],
+    id_column: Callable[[str], str | None],
+    shown: int = 3,
+) -> str:
+    """What ids look like, per config: the id column and its first values."""
+    parts = []
+    for config in chosen[:3]:
+        column = id_column(config)
+        if column is None:
+            parts.append(f"{config} has no id column (audit it whole: --config {config})")
+            continue
+        files = split_files(dataset_dir, config, available[config][0])
+        first = pq.ParquetFile(files[0]).read_row_group(0, columns=[column]).column(0)
+        values = ", ".join(repr(str(v)) for v in first.to_pylist()[:shown])
+        parts.append(f"{config} ids are its `{column}` column, e.g. {values}")
+    more = f" (and {len(chosen) - 3} more configs)" if len(chosen) > 3 else ""
+    return "; ".join(parts) + more
 
 
 def _audit_row(

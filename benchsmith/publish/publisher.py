@@ -11,7 +11,8 @@ A family says *what* to write (configs with features and row batches, its part o
   ``code_revision``, ``configs`` (``{config: {split: {num_examples, num_bytes, files}}}``)
   plus the family's own keys;
 - the card is the family's template with the Hub YAML (``configs``, ``dataset_info``) the
-  publisher derives from what was written.
+  publisher derives from what was written; the family's licence terms go into the card and
+  ``LICENSE.md``, which ``license_link`` names (the Hub's field for ``license: other``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from benchsmith.publish.roots import portable_roots
 
 DEFAULT_MAX_SHARD_MB = 256.0
 BUILD_INFO = "build_info.json"
+LICENSE_FILE = "LICENSE.md"  # the terms a `license: other` card links to
 
 
 def shard_bytes(max_shard_mb: float) -> int:
@@ -93,7 +95,11 @@ def publish(
             "how": publication.audit_how,
             "not_rederived": publication.not_rederived,
         }
-        context = {**card.context, "audit": audit}
+        if card.license_text:
+            name = metadata.get("pretty_name", publication.family)
+            atomic_write_text(staging / LICENSE_FILE, f"# Licence: {name}\n\n{card.license_text}")
+            metadata["license_link"] = LICENSE_FILE
+        context = {**card.context, "audit": audit, "license_text": card.license_text}
         atomic_write_text(
             staging / "README.md", render_card(publication.card_template, metadata, context)
         )

@@ -63,6 +63,9 @@ beats chance by more than {{ report.threshold }}{% if settings.drop_flagged %}; 
 {% for b in report.baselines -%}
 | `{{ b.name }}` | {{ b.n }} | {{ "%.3f" | format(b.accuracy) }} | {{ "%.3f" | format(b.chance) }} | {{ "%.3f" | format(b.coverage) }} | {{ "yes" if b.flagged else "no" }} |
 {% endfor %}
+{% for name, outcome in report.outcomes.items() %}
+- `{{ name }}` flagged: {{ outcome }}{% else %}
+No rule beats chance by more than the threshold: nothing was removed.{% endfor %}
 """
 
     def skip_reason(
@@ -90,7 +93,30 @@ beats chance by more than {{ report.threshold }}{% if settings.drop_flagged %}; 
                         sample_id, "drop", "BLIND_SHORTCUT", {"rules": sorted(hit)}
                     )
         report["flagged"] = [r.name for r in results if r.flagged]
+        report["outcomes"] = flag_outcomes(report["flagged"], decisions, settings.drop_flagged)
         return StageResult(decisions, report)
+
+
+def flag_outcomes(
+    flagged: Sequence[str], decisions: dict[str, StageDecision], drop_flagged: bool
+) -> dict[str, str]:
+    """What a flag did, per flagged baseline, in words for the card: a flag that removed
+    nothing says why, so "flagged" never reads as an unexplained warning."""
+    from benchsmith.stages.blind_rules import OPTION_RULES
+
+    outcomes = {}
+    for name in flagged:
+        removed = sum(name in d.evidence["rules"] for d in decisions.values())
+        if name not in OPTION_RULES:
+            outcomes[name] = (
+                "a bias of the whole config (its answer distribution), not of single samples, "
+                "so no sample is removed for it; rebalance the answers at the source"
+            )
+        elif not drop_flagged:
+            outcomes[name] = "reported only (`curate.blind.drop_flagged: false`)"
+        else:
+            outcomes[name] = f"{removed} sample(s) whose answer it picks were removed"
+    return outcomes
 
 
 BLIND_BASELINES = BlindBaselinesStage()

@@ -68,6 +68,12 @@ class DifficultyStage(Stage):
             "what a missing judge prediction does",
             choices=("error", "treat_wrong", "exclude_model"),
         ),
+        Flag(
+            "--unknown-ids",
+            "unknown_ids",
+            "what a judge row for a sample id the dataset lacks does (error, or count and skip)",
+            choices=("error", "ignore"),
+        ),
     )
     card_section = """\
 ## Difficulty

@@ -206,7 +206,7 @@ def select_judges(scores: JudgeScores, sample_ids: Sequence[str], policy: str) -
             f"every judge misses some prediction, so exclude_model leaves none "
             f"({', '.join(excluded)})",
             path=", ".join(scores.paths) or None,
-            fix="complete the judge predictions or use missing_policy='treat_wrong'",
+            fix="complete the judge predictions or pass --missing-policy treat_wrong",
         )
     return JudgeSelection(counted, excluded, missing)
 
@@ -221,7 +221,8 @@ def _missing_error(scores: JudgeScores, missing: dict[str, list[str]]) -> Benchs
     return BenchsmithError(
         f"{total} missing judge prediction(s) across {len(missing)} model(s): " + "; ".join(parts),
         path=", ".join(scores.paths) or None,
-        fix="add the missing rows, or set missing_policy to 'treat_wrong' or 'exclude_model'",
+        fix="add the missing rows, or pass --missing-policy treat_wrong (or exclude_model; "
+        "`curate.judges.missing_policy` in params.yaml)",
     )
 
 

@@ -195,7 +195,8 @@ def _unknown_error(unknown: list[JudgeRow]) -> BenchsmithError:
         f"{len(unknown)} judge row(s) name {len(ids)} sample id(s) the dataset does not have "
         f"(first at line {unknown[0].line}; ids: {shown}{', ...' if len(ids) > EXAMPLES_SHOWN else ''})",
         path=unknown[0].path,
-        fix="check that the judge files belong to this dataset, or set unknown_policy='ignore'",
+        fix="check that the judge files belong to this dataset, or pass --unknown-ids ignore "
+        "(`curate.judges.unknown_ids: ignore` in params.yaml) to count and skip such rows",
     )
 
 
@@ -234,7 +235,7 @@ def score_judges(
     if unknown_policy not in ("error", "ignore"):
         raise BenchsmithError(
             f"unknown_policy must be 'error' or 'ignore', got {unknown_policy!r}",
-            fix="set unknown_policy to 'error' or 'ignore'",
+            fix="set --unknown-ids (curate.judges.unknown_ids) to error or ignore",
         )
     spec = _as_spec(metric, cutoff)
     known = {str(i) for i in known_ids}

@@ -60,7 +60,7 @@ class ReviewStage(Stage):
     card_section = """\
 ## Review of zero-pass samples
 
-{{ report.reviewed }} samples no judge solved were reviewed{% if report.model %} by `{{ report.model }}` (image detail `{{ settings.detail }}`; a reply without a YES/NO verdict rejects the sample){% endif %}{% if report.human_verdicts %}; {{ report.human_verdicts }} human verdicts override the model{% endif %}.
+{{ report.reviewed }} samples no judge solved were reviewed{% if report.model %} by `{{ report.model }}` (image detail `{{ settings.detail }}`; a reply without a YES/NO verdict rejects the sample){% endif %}{% if report.human_verdicts is not none %}{{ ";" if report.model else "" }} by human reviewers: {{ report.human_verdicts }} verdict(s) given{% if report.model %}, each overriding the model{% endif %}; a sample without one is kept{% endif %}.
 """
 
     @staticmethod
@@ -90,7 +90,11 @@ class ReviewStage(Stage):
 
         reviewed = context.samples_with_images(self.zero_pass(samples, context))
         decisions: dict[str, Any] = {}
-        report: dict[str, Any] = {"reviewed": len(reviewed), "model": settings.model}
+        report: dict[str, Any] = {
+            "reviewed": len(reviewed),
+            "model": settings.model,
+            "human_verdicts": None,  # None: no human review; else the verdicts applied
+        }
         if settings.model:
             client = context.llm_client(settings.model)
             config = ReviewConfig(model=settings.model, detail=settings.detail)

@@ -29,12 +29,10 @@ from typing import Any, Literal
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.json_files import read_jsonl
 from benchsmith.core.llm import ChatResult, LLMClient, user_message
-from benchsmith.core.progress import log
 from benchsmith.hf.dataset_view import SampleView
-from benchsmith.stages.base import StageDecision, count_reasons
+from benchsmith.stages.base import StageDecision
 from benchsmith.stages.question_prompt import option_letter, render_options
 
-STAGE = "zero_pass_review"
 ZERO_PASS_LLM_REJECT = "ZERO_PASS_LLM_REJECT"
 ZERO_PASS_PARSE_FAIL = "ZERO_PASS_PARSE_FAIL"
 ZERO_PASS_LLM_ERROR = "ZERO_PASS_LLM_ERROR"
@@ -169,7 +167,6 @@ def review_zero_pass(
         sample.sample_id: _review_decision(sample, result, config)
         for sample, result in zip(samples, results, strict=True)
     }
-    log(f"{STAGE}: {count_reasons(decisions)}")
     return decisions
 
 

@@ -7,8 +7,9 @@ caller's ``is_correct`` scores each reply with the benchmark's own metric and cu
 
 Rule: drop with ``TEXT_ONLY_ANSWERABLE`` when more than ``max_text_only_correct`` LLMs answer
 correctly. The default 0 is LIME's "any LLM correct => remove" (an inference from its code; the
-paper does not state the vote). Evidence names the models that answered, their responses and the
-cache keys of those responses, so the decision can be audited and replayed from the LLM cache.
+paper does not state the vote). Evidence holds every model's reply and its cache key, kept
+sample or dropped, and names the models whose reply was right (``correct_models``), so the
+decision can be audited and replayed from the LLM cache.
 
 When a call fails (server down, junk reply after retries) and the successful calls alone do not
 already exceed the threshold, leakage cannot be decided: the sample is **kept** with reason
@@ -25,14 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.llm_messages import user_message
-from benchsmith.core.progress import log
 from benchsmith.stages.base import (
     Flag,
     Stage,
     StageContext,
     StageDecision,
     StageResult,
-    count_reasons,
     log_llm_stats,
 )
 from benchsmith.stages.question_prompt import render_prompt
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
     from benchsmith.core.llm import ChatResult, LLMClient
     from benchsmith.hf.dataset_view import SampleView
 
-STAGE = "text_only_leakage"
 TEXT_ONLY_ANSWERABLE = "TEXT_ONLY_ANSWERABLE"
 TEXT_ONLY_LLM_ERROR = "TEXT_ONLY_LLM_ERROR"
 
@@ -66,16 +64,18 @@ def _decide(
     is_correct: Callable[[SampleView, str], bool],
     config: TextOnlySettings,
 ) -> StageDecision:
-    answered = {name: r for name, r in results.items() if r.ok and is_correct(sample, r.text or "")}
+    replied = {name: r for name, r in sorted(results.items()) if r.ok}
+    answered = sorted(name for name, r in replied.items() if is_correct(sample, r.text or ""))
     failed = {name: r.error for name, r in results.items() if not r.ok}
+    # every reply is recorded, right or wrong, so a kept sample shows what each model said
     evidence = {
         "models_asked": list(config.models),
         "n_correct": len(answered),
         "max_text_only_correct": config.max_text_only_correct,
-        "models": sorted(answered),
-        "responses": {name: results[name].text for name in sorted(answered)},
-        "cache_keys": {name: results[name].key for name in sorted(answered)},
-        "llm_models": {name: results[name].model for name in sorted(answered)},
+        "correct_models": answered,
+        "responses": {name: r.text for name, r in replied.items()},
+        "cache_keys": {name: r.key for name, r in replied.items()},
+        "llm_models": {name: r.model for name, r in replied.items()},
     }
     if failed:
         evidence["errors"] = failed
@@ -116,7 +116,6 @@ def check_text_only(
         )
         for i, sample in enumerate(samples)
     }
-    log(f"{STAGE}: {count_reasons(decisions)}")
     return decisions
 
 

@@ -106,4 +106,4 @@ def test_user_errors_exit_2_naming_the_file(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "nowhere" in err and "Traceback" not in err and not Path("b").exists()
     assert cli.main(["audit", "nowhere"]) == 2
-    assert "no build_info.json" in capsys.readouterr().err
+    assert "dataset folder not found" in capsys.readouterr().err

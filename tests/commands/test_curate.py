@@ -9,34 +9,9 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 from chat_server import ChatServer, Reply, Status
-from curate_fixtures import LETTERS, write_mcq_dataset
+from curate_fixtures import N, gold_letter, write_corpus, write_judges, write_mcq_dataset
 
 from benchsmith.cli import main
-
-N = 40
-JUDGES = [f"judge-{k}" for k in range(9)]
-
-
-def gold_letter(i: int) -> str:
-    return LETTERS[i % 4]
-
-
-def write_judges(folder: Path, skip: set[tuple[int, int]] = frozenset()) -> list[Path]:
-    """Nine judges; sample i is solved by exactly i % 10 of them (judges 0..n-1)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for k, model in enumerate(JUDGES):
-        path = folder / f"{model}.jsonl"
-        with path.open("w", encoding="utf-8") as handle:
-            for i in range(N):
-                if (k, i) in skip:
-                    continue
-                right = k < i % 10
-                response = gold_letter(i) if right else LETTERS[(i + 1) % 4]
-                row = {"sample_id": f"q{i:03d}", "model": model, "response": response}
-                handle.write(json.dumps(row) + "\n")
-        paths.append(path)
-    return paths
 
 
 @pytest.fixture()
@@ -80,15 +55,6 @@ def offline_args(dataset: Path, out: Path, judges: list[Path], corpus: Path) -> 
         "--params",
         str(out.parent / "none.yaml"),
     ]
-
-
-def write_corpus(tmp_path: Path) -> Path:
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text(
-        "An exam page. What is shown in picture number 11 of the scenes set? Answer: B\n",
-        encoding="utf-8",
-    )
-    return corpus
 
 
 def test_offline_stages_decide_every_planted_problem(dataset, tmp_path, capsys):

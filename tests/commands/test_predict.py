@@ -76,7 +76,7 @@ def run(dataset: Path, server: ChatServer, out: Path, *extra: str) -> int:
         "tiny-vlm",
         "--base-url",
         server.base_url,
-        "--cache-dir",
+        "--llm-cache",
         str(out.parent / "cache"),
         "--out",
         str(out),
@@ -195,8 +195,25 @@ def test_server_down_is_a_clear_error(dataset, tmp_path):
     with ChatServer() as gone:
         pass
     with pytest.raises(BenchsmithError, match="connection error") as error:
-        run(dataset, gone, tmp_path / "preds.jsonl", "--max-retries", "0")
+        run(dataset, gone, tmp_path / "out" / "preds.jsonl", "--max-retries", "0")
     assert "fix:" in str(error.value)
+    assert not (tmp_path / "out" / "preds.jsonl").exists()  # no empty file left behind
+
+
+def test_a_config_without_samples_is_named_not_a_column(sample_project, tmp_path, capsys):
+    """MMNeedle's haystacks configs hold stitched images: the error says so, and does not
+    blame an --id-column the user never passed."""
+    from benchsmith.cli import main
+
+    out = tmp_path / "preds.jsonl"
+    argv = ["predict", str(sample_project / "published" / "mmneedle"), "--split", "test",
+            "--model", "m", "--out", str(out), "--base-url", "http://127.0.0.1:9/v1"]  # fmt: skip
+    assert main([*argv, "--config", "haystacks_n2"]) == 2
+    err = capsys.readouterr().err
+    assert "'haystacks_n2' holds no samples" in err and "m1_n2_k1" in err
+    assert "--id-column" not in err and not out.exists()
+    assert main([*argv, "--config", "m9_n2_k1"]) == 2
+    assert "has no config 'm9_n2_k1'; configs with samples:" in capsys.readouterr().err
 
 
 def test_other_model_or_broken_middle_line_is_refused(dataset, tmp_path):

@@ -56,3 +56,27 @@ def test_curated_vlicl_subset_is_scored_by_vlicl(sample_project, tmp_path, capsy
     path = _write(tmp_path / "p.jsonl", rows)
     assert main(["score", str(curated), "--config", "clevr", "--predictions", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["overall"]["accuracy"] == 1.0
+
+
+def test_a_folder_or_config_that_cannot_be_scored_says_why(sample_project, tmp_path, capsys):
+    """A missing folder, a folder benchsmith did not write, a config of stitched images or of
+    episode lists, and an absent config: each error says exactly that, with what can be scored."""
+    preds = _write(tmp_path / "p.jsonl", [{"sample_id": 0, "response": "1, 1, 1"}])
+    published = sample_project / "published"
+
+    def score(dataset: Path, config: str) -> str:
+        argv = ["score", str(dataset), "--config", config, "--predictions", str(preds)]
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        return captured.err
+
+    assert "dataset folder not found" in score(tmp_path / "absent", "m1_n2_k1")
+    assert "not a benchsmith dataset folder" in score(tmp_path, "m1_n2_k1")
+    err = score(published / "mmneedle", "haystacks_n2")
+    assert "'haystacks_n2' holds no samples" in err and "stitched images" in err
+    assert "m1_n2_k1" in err and "haystacks_n1" not in err and "FieldRef" not in err
+    err = score(published / "vlicl", "episodes")
+    assert "'episodes' holds no samples" in err and "clevr" in err
+    err = score(published / "curated" / "mmneedle_m1_n2_k1", "m1_n2_k2")
+    assert "has no config 'm1_n2_k2'; configs with samples: m1_n2_k1" in err

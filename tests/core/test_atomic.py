@@ -237,3 +237,25 @@ def test_an_output_moved_aside_by_an_interrupted_swap_is_restored(tmp_path: Path
         raise Boom()
     assert (target / "built.txt").read_text() == "the only copy"
     assert names(tmp_path) == ["plan"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_written_files_and_folders_get_the_permissions_the_umask_gives(tmp_path, umask):
+    """Temporary files are made 0600 and folders 0700; what is published must not stay so."""
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "README.md", "card")
+        atomic_write_json(tmp_path / "build_info.json", {})
+        with atomic_path(tmp_path / "leakage.json") as tmp:
+            tmp.write_text("{}")
+        with atomic_directory(tmp_path / "published") as staging:
+            atomic_write_text(staging / "README.md", "card")
+    finally:
+        os.umask(old)
+    files = ["README.md", "build_info.json", "leakage.json", "published/README.md"]
+    for name in files:
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+    assert stat.S_IMODE((tmp_path / "published").stat().st_mode) == 0o777 & ~umask

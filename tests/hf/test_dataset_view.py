@@ -82,7 +82,7 @@ def test_readme_configs_string_and_list_forms(tmp_path):
     assert split_files(root, "single", "train") == [single]
     assert split_files(root, "listed", "train") == sorted([part_a, part_b])
     assert ids_of(root, "listed", "train") == ["a0", "b0"]  # files sorted by name
-    with pytest.raises(SourceError, match="'single', split 'test'"):
+    with pytest.raises(SourceError, match="'single' has no split 'test'; its splits: train"):
         split_files(root, "single", "test")
     # a list of {split, path}, path a string or a list
     assert split_files(root, "splits", "test") == [test]
@@ -126,8 +126,14 @@ def test_missing_config_error_lists_the_available_configs(tmp_path):
 
     flat = tmp_path / "flat"
     write_parquet(flat / "data" / "test-00000.parquet", text_rows("d", 1))
-    with pytest.raises(SourceError, match="available: default"):
+    with pytest.raises(SourceError, match="configs: default"):
         split_files(flat, "vqa", "test")
+    # a config that exists with a split that does not: the error lists its splits
+    write_parquet(flat / "data" / "vqa" / "support-00000.parquet", text_rows("s", 1))
+    with pytest.raises(SourceError, match="config 'vqa' has no split 'test'; its splits: support"):
+        split_files(flat, "vqa", "test")
+    with pytest.raises(SourceError, match="config 'alpha' has no split 'test'; its splits: train"):
+        split_files(hub, "alpha", "test")
 
     with pytest.raises(SourceError, match="dataset folder not found"):
         split_files(tmp_path / "absent", "vqa", "test")

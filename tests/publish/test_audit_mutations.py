@@ -136,7 +136,7 @@ def test_a_changed_shard_keeping_its_name_and_a_broken_shard_are_named(
     pq.write_table(table, sample_shard, compression="gzip")  # same rows, other bytes
     image_shard = folder / info["configs"]["haystacks_n2"]["test"]["files"][0]
     data = bytearray(image_shard.read_bytes())
-    data[len(data) // 2 : len(data) // 2 + 64] = b"\xff" * 64
+    data[-72:-8] = b"\xff" * 64  # inside the footer's metadata: the shard cannot be read
     image_shard.write_bytes(bytes(data))
     assert main(["audit", str(folder), "--workers", "1", *roots]) == 1
     out = capsys.readouterr()
@@ -148,3 +148,50 @@ def test_a_changed_shard_keeping_its_name_and_a_broken_shard_are_named(
     assert any(
         "does not parse" in line and str(image_shard) in line for line in out.out.splitlines()
     )
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_every_loadable_config_audits_by_id(sample_project, tmp_path, monkeypatch, capsys, name):
+    """Each config a dataset loads (curated copies of MMNeedle's haystacks and VL-ICL's
+    episodes included) can be audited by id; an unknown id's error shows what ids look like;
+    changed rows picked by their ids fail naming every changed column."""
+    source = sample_project / "published" / name
+    folder = tmp_path / name.replace("/", "_")
+    shutil.copytree(source, folder)
+    monkeypatch.chdir(tmp_path)
+    roots = _roots_of(source)
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    kind, _ = dataset_kind(folder)
+    auditor = kind.auditor(folder, info, dict(resolve_roots(info["roots"], source)))
+    id_columns = {config: auditor.id_column(config) for config in info["configs"]}
+    assert all(id_columns.values()), id_columns  # every config has ids to audit by
+
+    def row_id(config: str, split: str, index: int) -> str:
+        shard = next((folder / "data" / config).glob(f"{split}-*.parquet"))
+        return str(pq.read_table(shard, columns=[id_columns[config]])[0][index])
+
+    first = {config: row_id(config, next(iter(s)), 0) for config, s in info["configs"].items()}
+    assert main(["audit", str(folder), "--id", *sorted(set(first.values())), *roots]) == 0
+    out = capsys.readouterr().out
+    assert "OK" in out
+    for config in sorted(info["configs"])[:: max(1, len(info["configs"]) - 1)]:
+        argv = ["audit", str(folder), "--config", config, "--id", "no-such-id", *roots]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{config} ids are its `{id_columns[config]}` column, e.g. {first[config]!r}" in err
+
+    changed = [
+        (config, column, row_id(config, split, index))
+        for config, split, index, column in tamper(folder)
+        if column != id_columns[config]  # a forged id names no row: the whole audit finds it
+    ]
+    ids = sorted({rid for _, _, rid in changed})
+    assert main(["audit", str(folder), "--id", *ids, *roots]) == 1
+    failures = [line for line in capsys.readouterr().out.splitlines() if "FAIL" in line]
+    missed = [
+        (config, column, rid)
+        for config, column, rid in changed
+        if not any(f"[{column}]" in line and config in line for line in failures)
+    ]
+    assert not missed, (missed, "\n".join(failures)[:3000])
+    assert {config for config, _, _ in changed} == set(info["configs"])

@@ -85,13 +85,20 @@ def test_decisions_evidence_and_no_image_sent(tmp_path):
 
     leak = decisions["leak"]
     assert (leak.action, leak.reason) == ("drop", TEXT_ONLY_ANSWERABLE)
-    assert leak.evidence["models"] == ["llm-a", "llm-b"]
+    assert leak.evidence["correct_models"] == ["llm-a", "llm-b"]
     assert leak.evidence["responses"] == {"llm-a": "Paris", "llm-b": "paris"}
     sample = samples()[0]
     expected_key = llms["llm-b"].key_for(text_only_messages(sample), max_tokens=128)
     assert leak.evidence["cache_keys"]["llm-b"] == expected_key
-    assert decisions["half"].action == "drop" and decisions["half"].evidence["models"] == ["llm-a"]
-    assert (decisions["safe"].action, decisions["safe"].reason) == ("keep", None)
+    assert decisions["half"].action == "drop" and decisions["half"].evidence["correct_models"] == [
+        "llm-a"
+    ]
+    safe = decisions["safe"]
+    assert (safe.action, safe.reason) == ("keep", None)
+    # a kept sample records what every model replied, and where the reply is cached
+    assert safe.evidence["correct_models"] == []
+    assert set(safe.evidence["responses"]) == set(safe.evidence["cache_keys"]) == {"llm-a", "llm-b"}
+    assert all(safe.evidence["responses"].values()) and all(safe.evidence["cache_keys"].values())
     err = decisions["err"]
     assert (err.action, err.reason) == ("keep", TEXT_ONLY_LLM_ERROR)
     assert "HTTP 500" in err.evidence["errors"]["llm-b"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchsmith.builders.base import Step
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import (
     DEFAULT_PARAMS_FILE,
     add_params_option,
@@ -205,10 +206,15 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
     add_params_option(check)
     check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+    add_metrics_option(check, "duplicate")
 
 
 def run_check_images(args: argparse.Namespace) -> int:
-    from benchsmith.builders.mmneedle.image_check import check_mmneedle_images, write_image_check
+    from benchsmith.builders.mmneedle.image_check import (
+        check_mmneedle_images,
+        image_check_metrics,
+        write_image_check,
+    )
 
     settings = section(load_params(args.params), "mmneedle", "image_check")
     threshold = args.near_threshold
@@ -217,6 +223,7 @@ def run_check_images(args: argparse.Namespace) -> int:
     workers = args.workers or int(settings.get("workers", 1))
     report = check_mmneedle_images(args.plan, args.images, threshold, workers)
     write_image_check(report, args.out)
+    write_metrics(args.metrics, image_check_metrics(report))
     return 0
 
 

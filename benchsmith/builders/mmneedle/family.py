@@ -54,5 +54,10 @@ class MmneedleFamily(Family):
             image_join=ImageJoin("haystack", "haystacks_n{grid}", "stitched_id"),
         )
 
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None:
+        if config.startswith("haystacks_"):
+            return "it holds the stitched images that the m{M}_n{N}_k{K} samples point to"
+        return None
+
 
 MMNEEDLE = MmneedleFamily()

@@ -130,3 +130,22 @@ def check_mmneedle_images(
 
 def write_image_check(report: dict[str, Any], out_path: str | Path) -> None:
     atomic_write_json(out_path, report)
+
+
+COUNTED = ("total", "with_exact_duplicate", "with_near_duplicate_only")
+
+
+def image_check_metrics(report: dict[str, Any]) -> dict[str, Any]:
+    """The report's headline counts for ``dvc metrics``: haystacks (over every sample config)
+    and stitched images holding an exact, or only a near, duplicate picture. Per-config counts
+    and examples stay in the report and the card."""
+
+    def summed(blocks: dict[str, Any]) -> dict[str, int]:
+        return {key: sum(block[key] for block in blocks.values()) for key in COUNTED}
+
+    return {
+        "source_images": report["source_images"],
+        "identical_pixel_groups": report["identical_pixel_group_count"],
+        "haystacks": summed(report["configs"]),
+        "stitched_images": summed(report["stitched"]),
+    }

@@ -205,6 +205,15 @@ def sample_batches(inputs: BuildInputs, config: str) -> Iterator[list[dict[str, 
         yield [sample_row(context, row) for row in chunk.iter_rows(named=True)]
 
 
+MMNEEDLE_LICENSE = """\
+- Captions: COCO annotations, **CC BY 4.0**.
+- Images: the stitched images are derivatives of COCO images, each under its own Flickr licence
+  (several are NonCommercial or NoDerivs). The licence and URL of every cell are in each row's
+  `provenance.sources`. Check them before redistribution.
+- This card and the build code: Apache-2.0.
+"""
+
+
 class MmneedlePublication(Publication):
     """A plan + render folder pair, published as 4 haystack configs and 21 sample configs."""
 
@@ -299,8 +308,6 @@ class MmneedlePublication(Publication):
             "pretty_name": "MMNeedle (benchsmith rebuild)",
             "license": "other",
             "license_name": "coco-annotations-cc-by-4.0-images-flickr",
-            "license_details": "Captions: CC BY 4.0 (COCO). Images: each under its own Flickr "
-            "licence, recorded per cell.",
             "language": ["en"],
             "task_categories": ["visual-question-answering"],
             "tags": ["multimodal", "long-context", "needle-in-a-haystack", "benchsmith"],
@@ -312,7 +319,7 @@ class MmneedlePublication(Publication):
             "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
             "default_config": default,
         }
-        return Card(metadata, context, default)
+        return Card(metadata, context, default, license_text=MMNEEDLE_LICENSE)
 
     def summary(self, info: dict[str, Any]) -> str:
         return (

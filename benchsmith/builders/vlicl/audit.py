@@ -56,7 +56,8 @@ class VliclAuditor(RowAuditor):
         self._episode_index: dict[str, int] = {}
 
     def id_column(self, config: str) -> str | None:
-        return None if config == EPISODES_CONFIG else "id"
+        # an episode is named by its query: --id QUERY_ID audits every episode of that query
+        return "query_id" if config == EPISODES_CONFIG else "id"
 
     def source_path(self, source: Mapping[str, Any]) -> Path | None:
         root = DATASET_ROOTS.get(source["dataset"])
@@ -128,6 +129,9 @@ class VliclAuditor(RowAuditor):
     def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
         if self.expected is None:
             return  # nothing to compare with (reported once by check_dataset)
+        if config == EPISODES_CONFIG and not self.whole:
+            self._audit_episode_by_query(split, row, report)
+            return
         if config == EPISODES_CONFIG:
             index = self._episode_index.get(split, 0)
             self._episode_index[split] = index + 1
@@ -151,6 +155,20 @@ class VliclAuditor(RowAuditor):
             return
         seen.add(key)
         self._compare(config, row["id"], row, expected_rows[key], report)
+
+    def _audit_episode_by_query(self, split: str, row: dict[str, Any], report: AuditReport) -> None:
+        """An episode picked by ``--id QUERY_ID`` (episodes have no id of their own): the k-th
+        published episode of a query is compared with the k-th rebuilt episode of that query,
+        so a changed shot count or seed is named as such."""
+        query = str(row["query_id"])
+        k = self._episode_index.get(f"{split}/{query}", 0)
+        self._episode_index[f"{split}/{query}"] = k + 1
+        row_id = f"{split}/{query}#{k}"
+        rebuilt = [e for e in self.episodes.get(split, []) if str(e["query_id"]) == query]
+        if k >= len(rebuilt):
+            report.fail("extra episode of this query", config=EPISODES_CONFIG, row=row_id)
+            return
+        self._compare(EPISODES_CONFIG, row_id, row, rebuilt[k], report)
 
     @staticmethod
     def _compare(

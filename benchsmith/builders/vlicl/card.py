@@ -43,12 +43,6 @@ def vlicl_card(info: dict[str, Any]) -> Card:
         "pretty_name": "VL-ICL Bench (benchsmith rebuild)",
         "license": "other",
         "license_name": "vlicl-imagenet-terms-cc-by-4.0",
-        "license_details": (
-            "MiniImageNet images: ImageNet terms of access (non-commercial research and "
-            "education). CLEVR images: CC BY 4.0. Rendered operator images, questions, "
-            "episodes and card: Apache-2.0 (benchsmith)."
-            + (" Ingested from the VL-ICL release (code MIT)." if ingest else "")
-        ),
         "language": ["en"],
         "task_categories": ["visual-question-answering"],
         "tags": ["multimodal", "in-context-learning", "few-shot", "benchsmith"],
@@ -63,4 +57,28 @@ def vlicl_card(info: dict[str, Any]) -> Card:
         "episodes": info["configs"].get(EPISODES_CONFIG, {}),
         "clevr_histogram": histogram_rows(info["answer_histograms"].get("clevr")),
     }
-    return Card(metadata, context, default)
+    return Card(metadata, context, default, license_text=vlicl_license(info, ingest))
+
+
+def vlicl_license(info: dict[str, Any], ingest: bool) -> str:
+    """The card's Licence section and LICENSE.md: each source's terms, and ours."""
+    font = info.get("font")
+    glyphs = (
+        f" (rendered with {font['name']}; the font's own licence applies to the glyph shapes)"
+        if font
+        else ""
+    )
+    lines = [
+        "- MiniImageNet images (open_mi, matching_mi) are ImageNet images, under the **ImageNet "
+        "terms\n  of access** (non-commercial research and education only); not redistributable "
+        "otherwise.",
+        "- CLEVR v1.0 images: **CC BY 4.0** (Johnson et al.).",
+        "- Rendered operator images, questions, episodes, this card and the build code: ours,\n"
+        f"  **Apache-2.0**{glyphs}.",
+    ]
+    if ingest:
+        lines.append(
+            "- Ingested rows come from the VL-ICL release (code MIT); images keep their source "
+            "licences."
+        )
+    return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchsmith.builders.base import Step
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
 
@@ -142,6 +143,7 @@ def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
     leakage.add_argument(
         "--out", type=Path, metavar="FILE", help="report path (default: PLAN_DIR/leakage.json)"
     )
+    add_metrics_option(leakage, "leakage summary")
     add_roots_option(leakage)
     add_params_option(leakage)
 
@@ -166,6 +168,7 @@ def run_leakage(args: argparse.Namespace) -> int:
         f"{summary['exact_pairs']} exact / {summary['near_pairs']} near duplicate pairs "
         f"-> {args.out or args.plan_dir / 'leakage.json'}"
     )
+    write_metrics(args.metrics, summary)
     print_json(summary, args.json, sort_keys=True)
     return 0
 

@@ -20,7 +20,8 @@ class VliclFamily(Family):
     audit_help = (
         "embedded images equal their source files, operator images re-render with the recorded "
         "font, CLEVR answers recount from the scenes; episodes name published rows. --id: the "
-        "row id, e.g. clevr/query/00003"
+        "row id, e.g. clevr/query/00003 (in `episodes`: a query id, which audits every "
+        "episode of that query)"
     )
 
     def params_fields(self) -> dict[str, Any]:
@@ -47,6 +48,13 @@ class VliclFamily(Family):
         from benchsmith.hf.dataset_view import ColumnMap
 
         return ColumnMap(id="id", question="question", answer="answer", image="images")
+
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None:
+        if config == "episodes":
+            return (
+                "it lists the support examples of each episode; the queries are in the task configs"
+            )
+        return None
 
 
 VLICL = VliclFamily()

@@ -287,7 +287,8 @@ def _check_counts(
                 f"{split}.csv lists {len(classes)} classes, expected {wanted}",
                 path=mini.csv_path(split),
                 fix="use the complete Ravi-Larochelle split (train 64 / val 16 / test 20 classes),"
-                " or set the expected counts for a deliberately smaller copy",
+                " or pass --no-counts (`benchsmith source check miniimagenet DIR --no-counts`)"
+                " for a deliberately smaller copy",
             )
         if expect_images is None:
             continue
@@ -297,6 +298,6 @@ def _check_counts(
                     f"class {label} in {split}.csv has {len(images)} images, expected "
                     f"{expect_images}",
                     path=mini.csv_path(split),
-                    fix=f"use a complete copy ({RAVI_IMAGES_PER_CLASS} images per class), or set "
-                    "the expected images per class for a deliberately smaller copy",
+                    fix=f"use a complete copy ({RAVI_IMAGES_PER_CLASS} images per class), or "
+                    "pass --no-counts for a deliberately smaller copy",
                 )

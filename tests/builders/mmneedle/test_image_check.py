@@ -8,12 +8,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from card_markdown import card_tables
 from curate_fixtures import jpeg_bytes, texture
 
 from benchsmith.builders.mmneedle.image_check import check_mmneedle_images
 from benchsmith.cli import main
 from benchsmith.core.errors import SourceError
 from benchsmith.images.hashes import hash_image
+from benchsmith.sources.coco.sample import sample_image_specs
 
 CONFIG = "m10_n2_k1"
 
@@ -52,10 +54,24 @@ def containing(groups: dict[str, list[int]], ids: set[int]) -> set[str]:
     return {key for key, members in groups.items() if ids <= set(members)}
 
 
+def planted_pairs() -> dict[str, list[set[int]]]:
+    """The sample's planted duplicates by kind: pairs of COCO ids showing one picture."""
+    pairs: dict[str, list[set[int]]] = {"exact": [], "near": []}
+    for spec in sample_image_specs(660):
+        if spec.copy_of:
+            pairs[spec.copy_kind].append({spec.image_id, spec.copy_of})
+    return pairs
+
+
 @pytest.fixture()
 def images(built, tmp_path) -> Path:
-    """A writable copy of the sample COCO images (the session's copy stays untouched)."""
-    return Path(shutil.copytree(built["coco"] / "val2014", tmp_path / "val2014"))
+    """A writable copy of the sample COCO images without the planted duplicates (each copy
+    gets a picture of its own), so a test plants exactly the duplicates it counts."""
+    folder = Path(shutil.copytree(built["coco"] / "val2014", tmp_path / "val2014"))
+    for spec in sample_image_specs(660):
+        if spec.copy_of:
+            (folder / spec.file_name).write_bytes(jpeg_bytes(texture(spec.image_id), quality=95))
+    return folder
 
 
 def check(built, images: Path, near_threshold: int = 4) -> dict:
@@ -65,22 +81,41 @@ def check(built, images: Path, near_threshold: int = 4) -> dict:
 # --- (a) the sample build ----------------------------------------------------------------------
 
 
-def test_the_sample_build_has_no_duplicate_pictures(built):
+def test_the_sample_build_finds_exactly_the_planted_duplicates(built):
+    """The sample COCO holds one picture under two ids with identical pixels and three
+    re-encoded ones: every stitched image and haystack holding both ids of a pair is found,
+    and nothing else (the scenes' textured ground keeps other pictures apart in pHash)."""
     report = check(built, built["coco"] / "val2014")
-    assert report["source_images"] == len(file_names(built["plan"]))
-    assert report["identical_pixel_group_count"] == 0 and report["identical_pixel_groups"] == []
+    names = file_names(built["plan"])
+    assert report["source_images"] == len(names)
+    pairs = planted_pairs()
+    used = [pair for pair in pairs["exact"] if pair <= set(names)]
+    assert report["identical_pixel_groups"] == [sorted(pair) for pair in used]
+    assert report["identical_pixel_group_count"] == len(used)
+
+    def expected(groups: dict[str, list[int]]) -> tuple[int, int]:
+        exact = set().union(*(containing(groups, pair) for pair in pairs["exact"]))
+        near = set().union(*(containing(groups, pair) for pair in pairs["near"])) - exact
+        return len(exact), len(near)
+
     for grid, block in report["stitched"].items():
-        assert block["total"] == len(pool_cells(built["plan"], int(grid[1:])))
-        assert (block["with_exact_duplicate"], block["with_near_duplicate_only"]) == (0, 0)
+        cells = pool_cells(built["plan"], int(grid[1:]))
+        assert block["total"] == len(cells)
+        assert (block["with_exact_duplicate"], block["with_near_duplicate_only"]) == expected(
+            cells
+        ), grid
     samples = sorted(p.stem for p in (built["plan"] / "samples").glob("*.parquet"))
     assert sorted(report["configs"]) == samples
-    for block in report["configs"].values():
+    found = 0
+    for name, block in report["configs"].items():
         assert block["total"] == 10
-        assert (block["with_exact_duplicate"], block["with_near_duplicate_only"]) == (0, 0)
-    # the sample's pictures are flat colours: their perceptual hashes are noise, so only exact
-    # pixel equality may count (else every flat cell would "nearly" match every other)
-    some_file = next(iter(file_names(built["plan"]).values()))
-    assert hash_image((built["coco"] / "val2014" / some_file).read_bytes()).low_information
+        counts = (block["with_exact_duplicate"], block["with_near_duplicate_only"])
+        assert counts == expected(haystack_ids(built["plan"], name)), name
+        found += sum(counts)
+    assert found > 0  # the sample build really exercises the search
+    # a scene has structure: its perceptual hash is informative, so near matching applies
+    some_file = next(iter(names.values()))
+    assert not hash_image((built["coco"] / "val2014" / some_file).read_bytes()).low_information
 
 
 # --- (b) the same picture under two ids ---------------------------------------------------------
@@ -226,6 +261,8 @@ def test_cli_report_goes_into_the_published_card(built, images, tmp_path, capsys
     info = json.loads((out / "build_info.json").read_text(encoding="utf-8"))
     assert info["image_check"] == report
     card = (out / "README.md").read_text(encoding="utf-8")
+    tables = card_tables(card)  # both duplicate tables render whole (haystack rows included)
+    assert any(row[0] == "stitched `n2`" for table in tables for row in table)
     section = card.split("Duplicate pictures", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     words = " ".join(section.split())
     assert f"hashed the {report['source_images']} source images" in words

@@ -1,4 +1,5 @@
-"""The miniature COCO: real layout, real quirks, exact colours, deterministic bytes."""
+"""The miniature COCO: real layout, real quirks, scenes its captions describe, planted
+duplicates, deterministic bytes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from PIL import Image
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.outputs import MARKER
+from benchsmith.images.hashes import hash_image
 from benchsmith.sources.coco.reader import (
     CAPTIONS_RELPATH,
     IMAGES_DIRNAME,
@@ -21,7 +23,12 @@ from benchsmith.sources.coco.reader import (
     normalize_caption,
     read_captions,
 )
-from benchsmith.sources.coco.sample import sample_image_specs, write_sample_coco
+from benchsmith.sources.coco.sample import (
+    PLANTED_DUPLICATES,
+    sample_image_specs,
+    write_sample_coco,
+)
+from benchsmith.sources.coco.sample_scenes import COLOURS, SKY_FRACTION
 
 N_IMAGES = 660
 FILE_NAME = re.compile(r"COCO_val2014_(\d{12})\.jpg")
@@ -95,15 +102,72 @@ def test_shared_caption_is_last_listed_for_both_images(source: CocoCaptions) -> 
     assert last.count(last[0]) == 2
 
 
-def test_exactly_one_caption_shared_by_two_images(source: CocoCaptions) -> None:
+def test_captions_are_shared_only_where_the_picture_is(source: CocoCaptions) -> None:
+    """One generic caption is shared verbatim by the first two images; otherwise only a
+    planted duplicate shares captions, with the picture it copies (the same scene)."""
     owners: dict[str, set[int]] = defaultdict(set)
     for image_id, caps in source.captions.items():
         for caption in caps:
             owners[normalize_caption(caption.caption)].add(image_id)
-    shared = {text: ids for text, ids in owners.items() if len(ids) > 1}
-    assert len(shared) == 1
-    ((_, ids),) = shared.items()
-    assert len(ids) == 2
+    shared = {frozenset(ids) for ids in owners.values() if len(ids) > 1}
+    first_two = frozenset(image.image_id for image in source.images[:2])
+    copies = {frozenset((s.image_id, s.copy_of)) for s in sample_image_specs(N_IMAGES) if s.copy_of}
+    assert first_two in shared
+    assert shared - {first_two} <= copies
+    assert len(copies) == len(PLANTED_DUPLICATES)
+
+
+def test_captions_describe_what_is_drawn(sample_dir: Path, source: CocoCaptions) -> None:
+    """The colour a caption gives each filled shape is the colour at the shape's centre, and
+    the ground colour it names is the ground's (both within shading and JPEG error)."""
+    checked = 0
+    for spec in sample_image_specs(N_IMAGES)[:120]:
+        if spec.mode == "L":
+            continue
+        captions = " ".join(c.caption for c in source.captions[spec.image_id])
+        scene = spec.scene
+        assert f"{scene.ground} ground" in captions
+        with Image.open(sample_dir / IMAGES_DIRNAME / spec.file_name) as pil:
+            pixels = np.asarray(pil.convert("RGB"), dtype=np.float64)
+        height, width = pixels.shape[:2]
+        for obj in scene.objects:
+            assert f"{obj.colour} {obj.shape}" in captions
+            if obj.shape in ("ring", "cross"):
+                continue  # no filled centre to sample
+            x = round({"left": 0.28, "middle": 0.5, "right": 0.72}[obj.side] * width)
+            half = obj.scale * height
+            y = min(max(SKY_FRACTION * height + half + 1, (SKY_FRACTION + obj.dy) * height),
+                    height - half - 1)  # fmt: skip
+            colour = pixels[round(y), x]
+            assert np.abs(colour - COLOURS[obj.colour]).max() <= 40, (spec, obj, colour)
+            checked += 1
+    assert checked >= 60
+
+
+def test_planted_duplicates_are_what_the_image_hashes_find(sample_dir: Path) -> None:
+    """Exactly the planted pairs are duplicates: the exact copy has identical pixels, the
+    near copies other bytes within pHash distance 4; every other pair is far apart."""
+    specs = sample_image_specs(N_IMAGES)
+    hashes = [hash_image((sample_dir / IMAGES_DIRNAME / s.file_name).read_bytes()) for s in specs]
+    index = {s.image_id: k for k, s in enumerate(specs)}
+    planted = {}
+    for spec in specs:
+        if spec.copy_of:
+            a, b = hashes[index[spec.image_id]], hashes[index[spec.copy_of]]
+            assert (a.pixel_sha256 == b.pixel_sha256) == (spec.copy_kind == "exact")
+            planted[frozenset((index[spec.image_id], index[spec.copy_of]))] = spec.copy_kind
+    phash = np.array([h.phash for h in hashes], dtype=np.uint64)
+    distance = np.zeros((len(specs), len(specs)), dtype=int)
+    for bit in range(64):
+        distance += ((phash[:, None] ^ phash[None, :]) >> np.uint64(bit) & np.uint64(1)).astype(int)
+    close = {
+        frozenset((i, j))
+        for i in range(len(specs))
+        for j in range(i + 1, len(specs))
+        if distance[i, j] <= 4
+    }
+    assert close == set(planted)
+    assert sorted(planted.values()) == sorted(kind for _, _, kind in PLANTED_DUPLICATES)
 
 
 def test_captions_have_stray_whitespace_and_newlines(source: CocoCaptions) -> None:
@@ -141,8 +205,9 @@ def test_jpegs_match_json_sizes_and_specs(sample_dir: Path, source: CocoCaptions
             assert pil.mode == spec.mode
             modes.add(pil.mode)
             sizes.add(pil.size)
-            mean = np.asarray(pil.convert("RGB"), dtype=np.float64).reshape(-1, 3).mean(axis=0)
-        assert np.abs(mean - np.array(spec.color)).max() <= 3, (spec, mean)
+            pixels = np.asarray(pil.convert("RGB"), dtype=np.float64)
+        sky = pixels[: pixels.shape[0] // 4].reshape(-1, 3).mean(axis=0)  # always plain sky
+        assert np.abs(sky - np.array(spec.color)).max() <= 3, (spec, sky)
         if spec.mode == "L":
             assert len(set(spec.color)) == 1
     assert "L" in modes and "RGB" in modes
@@ -150,7 +215,9 @@ def test_jpegs_match_json_sizes_and_specs(sample_dir: Path, source: CocoCaptions
 
 
 def test_spec_colours_pairwise_distinct() -> None:
-    colours = np.array([s.color for s in sample_image_specs(N_IMAGES)], dtype=np.int64)
+    """Sky colours tell images apart (a planted duplicate keeps its original's)."""
+    specs = [s for s in sample_image_specs(N_IMAGES) if s.copy_of is None]
+    colours = np.array([s.color for s in specs], dtype=np.int64)
     distance = np.abs(colours[:, None, :] - colours[None, :, :]).max(axis=2)
     np.fill_diagonal(distance, 255)
     assert distance.min() >= 25
@@ -191,7 +258,9 @@ def test_n_images_out_of_range(tmp_path: Path, n_images: int) -> None:
 def test_largest_allowed_sample(tmp_path: Path) -> None:
     out = write_sample_coco(tmp_path / "s", n_images=990)
     assert len(read_captions(out / CAPTIONS_RELPATH).images) == 990
-    colours = np.array([s.color for s in sample_image_specs(990)], dtype=np.int64)
+    colours = np.array(
+        [s.color for s in sample_image_specs(990) if s.copy_of is None], dtype=np.int64
+    )
     distance = np.abs(colours[:, None, :] - colours[None, :, :]).max(axis=2)
     np.fill_diagonal(distance, 255)
     assert distance.min() >= 25
