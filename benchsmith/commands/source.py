@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         raise chosen[0].absent(words[0])  # clearer than argparse's "invalid choice"
     parser = subparsers.add_parser(
         "source",
-        help="get a raw source (COCO, CLEVR, MiniImageNet): sample, fetch, link, check, prepare",
+        help="get a raw source (COCO, CLEVR, MiniImageNet, ScanNet): sample, fetch, link, check, prepare",
         description="Put a raw source on disk in its real layout. Sources: "
         + "; ".join(f"{s.name}: {s.title}, {s.layout}" for s in chosen),
     )

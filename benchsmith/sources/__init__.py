@@ -10,4 +10,5 @@ SOURCES = Registry(
     Entry("coco", "benchsmith.sources.coco.source", "COCO"),
     Entry("miniimagenet", "benchsmith.sources.miniimagenet.source", "MINIIMAGENET"),
     Entry("clevr", "benchsmith.sources.clevr.source", "CLEVR"),
+    Entry("scannet", "benchsmith.sources.scannet.source", "SCANNET"),
 )

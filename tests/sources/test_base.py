@@ -13,7 +13,7 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.outputs import MARKER
 from benchsmith.sources import SOURCES
 
-SAMPLE_OPTIONS = {"coco": {"n_images": 40}, "miniimagenet": {}, "clevr": {}}
+SAMPLE_OPTIONS = {"coco": {"n_images": 40}, "miniimagenet": {}, "clevr": {}, "scannet": {}}
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

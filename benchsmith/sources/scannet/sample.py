@@ -1,0 +1,255 @@
+"""Write miniature ScanNet v2 scenes in the real formats, from geometry known exactly.
+
+Each scene is a room (an axis-aligned box in the *aligned* frame) holding a few axis-aligned
+boxes (chair, table, ...). The files are what ScanNet ships, in ScanNet's raw frame, which is
+the aligned frame moved by the inverse of the scene's ``axisAlignment`` (a yaw and a shift):
+
+- ``sceneXXXX_00.sens`` (v4): frames whose colour (JPEG) and depth (zlib ``uint16``, mm) are
+  ray-cast from the known boxes at known camera poses, so depth and poses are exact and every
+  pixel's 3D point is known; one frame carries ScanNet's ``-inf`` tracking-failure pose;
+- ``_vh_clean_2.ply`` (binary, plyfile): the boxes and the floor as triangles, with colours;
+- ``_vh_clean_2.0.010000.segs.json``, ``.aggregation.json``: one segment per box, one object per
+  segment, labelled;
+- ``sceneXXXX_00.txt``: ``axisAlignment``, colour intrinsics and sizes;
+- ``scannetv2-labels.combined.tsv`` and ``Tasks/Benchmark/scannetv2_{train,val,test}.txt``.
+
+:func:`sample_scene_truth` gives the same geometry for tests: boxes and poses in the aligned
+frame, so every label a builder derives can be checked against ground truth.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchsmith.core.atomic import atomic_directory
+from benchsmith.sources.scannet.scene import (
+    AGGREGATION_SUFFIX,
+    LABELS_FILE,
+    MESH_SUFFIX,
+    SEGS_SUFFIX,
+)
+from benchsmith.sources.scannet.sens_writer import SensFrameData, SensStreamInfo, write_sens
+
+ROOM = (np.array([0.0, 0.0, 0.0]), np.array([4.0, 3.0, 2.5]))
+COLOR_SIZE, DEPTH_SIZE = (64, 48), (32, 24)
+FOCAL = 52.0  # colour focal length in pixels (about 63 degrees across)
+DEPTH_SHIFT = 1000.0
+FRAME_STEP_US = 33_333
+OBJECT_COLOURS = {
+    "chair": (200, 60, 40),
+    "table": (150, 100, 50),
+    "bookshelf": (60, 90, 170),
+    "cabinet": (90, 160, 80),
+}
+LABEL_ROWS = [  # raw_category, category, nyu40id, nyu40class
+    ("chair", "chair", 5, "chair"),
+    ("table", "table", 7, "table"),
+    ("bookshelf", "bookshelf", 10, "bookshelf"),
+    ("cabinet", "cabinet", 3, "cabinet"),
+    ("floor", "floor", 2, "floor"),
+]
+TSV_HEADER = ["id", "raw_category", "category", "count", "nyu40id", "eigen13id", "nyuClass",
+              "nyu40class", "eigen13class", "ModelNet40", "ModelNet10", "ShapeNetCore55",
+              "synsetoffset", "wnsynsetid", "wnsynsetkey", "mpcat40index", "mpcat40"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SampleSceneTruth:
+    scene_id: str
+    axis_alignment: np.ndarray  # raw -> aligned
+    objects: dict[str, tuple[np.ndarray, np.ndarray]]  # label -> (low, high), aligned frame
+    poses: list[np.ndarray]  # camera -> aligned world, one per frame (a -inf one included)
+
+    def raw_pose(self, index: int) -> np.ndarray:
+        return np.linalg.inv(self.axis_alignment) @ self.poses[index]
+
+
+def look_at(position: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Camera -> world for a camera at ``position`` looking at ``target`` (x right, y down)."""
+    forward = (target - position) / np.linalg.norm(target - position)
+    right = np.cross(forward, (0.0, 0.0, 1.0))
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    pose = np.eye(4)
+    pose[:3, :3] = np.stack([right, down, forward], axis=1)
+    pose[:3, 3] = position
+    return pose
+
+
+def sample_scene_truth(index: int, seed: int = 0) -> SampleSceneTruth:
+    """Scene ``index``'s geometry: boxes placed per scene, a camera path with small steps, one
+    large jump and one failed (``-inf``) pose."""
+    rng = np.random.default_rng([seed, index])
+    yaw = np.radians(20.0 + 25.0 * index)
+    alignment = np.eye(4)
+    alignment[:2, :2] = [[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]]
+    alignment[:3, 3] = (0.7 + 0.3 * index, -1.1, 0.0)
+    sizes = {"chair": (0.5, 0.5, 0.9), "table": (1.2, 0.8, 0.75), "bookshelf": (0.4, 1.0, 1.8)}
+    if index % 2:
+        sizes["cabinet"] = (0.6, 0.5, 1.0)
+    objects = {}
+    anchors = {
+        "chair": (1.0, 0.8),
+        "table": (2.4, 1.0),
+        "bookshelf": (3.5, 2.2),
+        "cabinet": (0.6, 2.4),
+    }
+    for label, size in sizes.items():
+        x, y = anchors[label]
+        centre = np.array([x, y, 0.0]) + np.r_[rng.uniform(-0.15, 0.15, 2), 0.0]
+        low = centre - np.array([size[0] / 2, size[1] / 2, 0.0])
+        objects[label] = (np.round(low, 3), np.round(low + np.array(size), 3))
+    target = np.array([2.2, 1.5, 0.6])
+    poses = []
+    for k in range(8):
+        step = k if k < 5 else k + 12  # frames 5.. jump along the path
+        angle = np.radians(-110.0 + 1.5 * step)
+        position = np.array([2.0 + 1.6 * np.cos(angle), 1.5 + 1.2 * np.sin(angle), 1.4 + 0.004 * k])
+        poses.append(look_at(position, target))
+    poses[6] = np.full((4, 4), -np.inf)  # a tracking failure, as ScanNet has
+    return SampleSceneTruth(f"scene{index:04d}_00", alignment, objects, poses)
+
+
+def _intrinsics(size: tuple[int, int]) -> tuple[float, float, float, float]:
+    scale = size[0] / COLOR_SIZE[0]
+    return FOCAL * scale, FOCAL * scale, size[0] / 2, size[1] / 2
+
+
+def ray_cast(truth: SampleSceneTruth, pose: np.ndarray, size: tuple[int, int]):
+    """(z-depth in metres, RGB) of every pixel of a pinhole view of the scene (aligned frame)."""
+    fx, fy, cx, cy = _intrinsics(size)
+    u, v = np.meshgrid(np.arange(size[0]) + 0.5, np.arange(size[1]) + 0.5)
+    rays = np.stack([(u - cx) / fx, (v - cy) / fy, np.ones_like(u)], axis=-1)  # z = 1: t is depth
+    direction = rays @ pose[:3, :3].T
+    origin = pose[:3, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room_t = np.maximum((ROOM[0] - origin) / direction, (ROOM[1] - origin) / direction)
+    depth = room_t.min(axis=-1)
+    axis = room_t.argmin(axis=-1)
+    hit = origin + direction * depth[..., None]
+    floor = (axis == 2) & (hit[..., 2] < 0.01)
+    checker = (np.floor(hit[..., 0] * 2) + np.floor(hit[..., 1] * 2)) % 2
+    rgb = np.where(floor[..., None], np.where(checker[..., None] > 0, 170, 120), 215.0)
+    rgb = rgb * np.ones(3) * np.array([1.0, 0.97, 0.9])
+    for label, (low, high) in truth.objects.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1, t2 = (low - origin) / direction, (high - origin) / direction
+        near, far = np.minimum(t1, t2), np.maximum(t1, t2)
+        enter, leave = near.max(axis=-1), far.min(axis=-1)
+        closer = (enter > 0) & (enter <= leave) & (enter < depth)
+        shade = np.array([0.8, 0.65, 1.0])[near.argmax(axis=-1)]
+        depth = np.where(closer, enter, depth)
+        colour = np.array(OBJECT_COLOURS[label], dtype=np.float64)
+        rgb = np.where(closer[..., None], colour * shade[..., None], rgb)
+    return depth, np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
+
+
+def _box_mesh(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
+    corners = np.array([[x, y, z] for z in (low[2], high[2]) for y in (low[1], high[1])
+                        for x in (low[0], high[0])])  # fmt: skip
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    return corners, [[a, b, c] for a, b, c, d in quads] + [[a, c, d] for a, b, c, d in quads]
+
+
+def write_mesh(path: Path, truth: SampleSceneTruth) -> list[tuple[str, int]]:
+    """The boxes and the floor as one binary PLY in the raw frame; returns (label, segment) per
+    vertex group in vertex order."""
+    from plyfile import PlyData, PlyElement
+
+    to_raw = np.linalg.inv(truth.axis_alignment)
+    parts = [("floor", *ROOM)] + [
+        (label, low, high) for label, (low, high) in truth.objects.items()
+    ]
+    vertices, faces, segments = [], [], []
+    for segment, (label, low, high) in enumerate(parts):
+        high = np.array([high[0], high[1], 0.0]) if label == "floor" else high
+        corners, triangles = _box_mesh(low, high)
+        base = sum(len(v) for v in vertices)
+        raw = (np.c_[corners, np.ones(8)] @ to_raw.T)[:, :3]
+        colour = OBJECT_COLOURS.get(label, (140, 140, 140))
+        vertices.append([(*p, *colour, 255) for p in raw])
+        faces.extend([([base + i for i in tri],) for tri in triangles])
+        segments.append((label, segment))
+    vertex = np.array(
+        [row for part in vertices for row in part],
+        dtype=[
+            ("x", "f4"),
+            ("y", "f4"),
+            ("z", "f4"),
+            ("red", "u1"),
+            ("green", "u1"),
+            ("blue", "u1"),
+            ("alpha", "u1"),
+        ],  # fmt: skip
+    )
+    face = np.array(faces, dtype=[("vertex_indices", "i4", (3,))])
+    PlyData([PlyElement.describe(vertex, "vertex"), PlyElement.describe(face, "face")],
+            text=False).write(str(path))  # fmt: skip
+    return segments
+
+
+def write_scene(scene_dir: Path, truth: SampleSceneTruth, seed: int) -> None:
+    scene_dir.mkdir(parents=True)
+    name = truth.scene_id
+    segments = write_mesh(scene_dir / f"{name}{MESH_SUFFIX}", truth)
+    per_vertex = [segment for _, segment in segments for _ in range(8)]
+    (scene_dir / f"{name}{SEGS_SUFFIX}").write_text(json.dumps(
+        {"params": {"kThresh": "0.0001", "segMinVerts": "20"}, "sceneId": name,
+         "segIndices": per_vertex}))  # fmt: skip
+    groups = [
+        {"id": k, "objectId": k, "segments": [segment], "label": label}
+        for k, (label, segment) in enumerate(s for s in segments if s[0] != "floor")
+    ]
+    (scene_dir / f"{name}{AGGREGATION_SUFFIX}").write_text(json.dumps(
+        {"sceneId": f"scannet.{name}", "appId": "Aggregator.v2", "segGroups": groups,
+         "segmentsFile": f"scannet.{name}{SEGS_SUFFIX}"}))  # fmt: skip
+    fx, fy, cx, cy = _intrinsics(COLOR_SIZE)
+    alignment = " ".join(f"{v:.9f}" for v in truth.axis_alignment.reshape(-1))
+    lines = [f"axisAlignment = {alignment}", f"colorHeight = {COLOR_SIZE[1]}",
+             f"colorWidth = {COLOR_SIZE[0]}", f"depthHeight = {DEPTH_SIZE[1]}",
+             f"depthWidth = {DEPTH_SIZE[0]}", f"fx_color = {fx:.6f}", f"fy_color = {fy:.6f}",
+             f"mx_color = {cx:.6f}", f"my_color = {cy:.6f}",
+             f"numColorFrames = {len(truth.poses)}", f"numDepthFrames = {len(truth.poses)}",
+             "sceneType = Office"]  # fmt: skip
+    (scene_dir / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    frames = []
+    for k, pose in enumerate(truth.poses):
+        finite = np.isfinite(pose).all()
+        view = pose if finite else truth.poses[k - 1]  # a failed pose still has images
+        depth, _ = ray_cast(truth, view, DEPTH_SIZE)
+        _, rgb = ray_cast(truth, view, COLOR_SIZE)
+        raw = truth.raw_pose(k) if finite else pose
+        frames.append(SensFrameData(raw, rgb, np.rint(depth * DEPTH_SHIFT).astype(np.uint16),
+                                    k * FRAME_STEP_US, k * FRAME_STEP_US + 5))  # fmt: skip
+    intrinsic = lambda size: np.array(  # noqa: E731
+        [[_intrinsics(size)[0], 0, size[0] / 2, 0], [0, _intrinsics(size)[1], size[1] / 2, 0],
+         [0, 0, 1, 0], [0, 0, 0, 1]], dtype=np.float32)  # fmt: skip
+    info = SensStreamInfo(COLOR_SIZE, DEPTH_SIZE, intrinsic(COLOR_SIZE), intrinsic(DEPTH_SIZE),
+                          depth_shift=DEPTH_SHIFT)  # fmt: skip
+    write_sens(scene_dir / f"{name}.sens", info, frames)
+
+
+def write_sample_scannet(out_dir: str | Path, n_scenes: int = 2, seed: int = 0) -> Path:
+    """``out_dir/scans/sceneXXXX_00/...``, the label tsv and the split lists, written whole."""
+    out_dir = Path(out_dir)
+    truths = [sample_scene_truth(i, seed) for i in range(n_scenes)]
+    with atomic_directory(out_dir) as staging:
+        for truth in truths:
+            write_scene(staging / "scans" / truth.scene_id, truth, seed)
+        rows = ["\t".join(TSV_HEADER)] + [
+            "\t".join([str(k + 1), raw, category, "10", str(nyu), "", "", nyu_class]
+                      + [""] * (len(TSV_HEADER) - 8))
+            for k, (raw, category, nyu, nyu_class) in enumerate(LABEL_ROWS)
+        ]  # fmt: skip
+        (staging / LABELS_FILE).write_text("\n".join(rows) + "\n")
+        benchmark = staging / "Tasks" / "Benchmark"
+        benchmark.mkdir(parents=True)
+        ids = [t.scene_id for t in truths]
+        splits = {"train": ids[:-1] or ids, "val": ids[-1:], "test": []}
+        for split, scenes in splits.items():
+            (benchmark / f"scannetv2_{split}.txt").write_text("".join(f"{s}\n" for s in scenes))
+    return out_dir
