@@ -17,6 +17,7 @@ from benchsmith.cli import build_parser
 from benchsmith.commands import VERBS
 from benchsmith.commands.params_check import params_schema
 from benchsmith.core.schema import Block, BlockOf, ListOf
+from benchsmith.sources import SOURCES
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchsmith"
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -109,9 +110,7 @@ def test_every_flag_a_hint_names_exists():
 
 
 def test_every_params_key_a_hint_names_exists():
-    scope = tuple(TOP_LEVEL) + tuple(
-        f"sources.{name}" for name in ("coco", "miniimagenet", "clevr")
-    )
+    scope = tuple(TOP_LEVEL) + tuple(f"sources.{name}" for name in SOURCES.names())
     schema = params_schema(scope)
     wrong = [
         f"{where}: {key}"

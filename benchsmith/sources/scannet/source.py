@@ -1,7 +1,7 @@
 """ScanNet v2 as a :class:`~benchsmith.sources.base.Source`: sample, link, check, prepare.
 
-ScanNet is licence-gated: benchsmith never downloads it without the user's own access (the
-fetch from the server named in a user's approval comes with the MMIU builder). ``link`` points
+ScanNet is licence-gated: ``fetch`` downloads only the scenes a user selects, from the server
+named in the user's own access approval (``--base-url``, no default; :mod:`.fetch`). ``link`` points
 at a local copy (``scans/``, ``scannetv2-labels.combined.tsv``, ``Tasks/Benchmark/``); ``check``
 opens every scene's ``.sens`` index and object boxes and reports what it found.
 """
@@ -75,8 +75,13 @@ class ScanNetSource(Source):
         "_vh_clean_2.0.010000.segs.json,.aggregation.json}, "
         "OUT/ScanNet/scannetv2-labels.combined.tsv, OUT/ScanNet/Tasks/Benchmark/*.txt"
     )
-    verbs = ("sample", "link", "check", "prepare")
+    verbs = ("sample", "fetch", "link", "check", "prepare")
     sample_options = (Option("n_scenes", "scenes in the miniature", int, 2),)
+    fetch_options = (
+        Option("base_url", "the download server named in your ScanNet access approval", str),
+        Option("scenes", "comma-separated scene ids, e.g. scene0000_00,scene0011_00", str),
+        Option("lock", "lock file with each file's size and sha256", Path, "scannet.lock.json"),
+    )
 
     def read_root(self, out: Path) -> Path:
         return Path(out) / SCANNET_DIRNAME
@@ -85,6 +90,13 @@ class ScanNetSource(Source):
         from benchsmith.sources.scannet.sample import write_sample_scannet
 
         return write_sample_scannet(self.read_root(out), n_scenes=n_scenes, seed=seed)
+
+    def fetch(self, out: Path, **options: Any) -> Path:
+        from benchsmith.sources.scannet.fetch import fetch_scannet
+
+        return fetch_scannet(
+            out, base_url=options["base_url"], scenes=options["scenes"], lock=options["lock"]
+        )
 
     def link(self, src: Path, out: Path) -> Path:
         return link_local_scannet(src, out)
