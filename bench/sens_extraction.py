@@ -41,14 +41,17 @@ COLOR, DEPTH = (640, 480), (320, 240)
 
 def write_stream(path: Path, frames: int) -> int:
     """A stream of ``frames`` frames; returns its size in bytes."""
-    from benchsmith.sources.scannet.sens_writer import SensFrameData, SensStreamInfo, write_sens
+    from benchsmith.sources.scannet.sens_writer import (
+        SensFrameData,
+        SensStreamInfo,
+        color_jpeg,
+        write_sens,
+    )
 
     rng = np.random.default_rng(0)
     base = rng.integers(0, 255, size=(COLOR[1] // 8, COLOR[0] // 8, 3), dtype=np.uint8)
     colour = np.repeat(np.repeat(base, 8, axis=0), 8, axis=1)
     depth = rng.integers(500, 5000, size=(DEPTH[1], DEPTH[0]), dtype=np.uint16)
-    from benchsmith.sources.scannet.sens_writer import color_jpeg
-
     jpeg = color_jpeg(colour, 90)  # one encode, reused: the writer is not what is measured
     data = [
         SensFrameData(np.eye(4), jpeg, np.roll(depth, k, axis=1), k * 33_333, k * 33_333)

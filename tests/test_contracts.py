@@ -23,6 +23,7 @@ from project_fixtures import ROOT, family_stages, small_params
 
 from benchsmith.builders import FAMILIES
 from benchsmith.cli import main
+from benchsmith.commands._common import dataset_kind, sample_configs
 from benchsmith.publish.audit import audit_dataset
 from benchsmith.scoring import SCORERS
 from benchsmith.stages import STAGES
@@ -138,7 +139,8 @@ def test_reference_predictions_score_one_and_empty_answers_zero(published, name,
     scorer = SCORERS.get(name)
     folder = published[name]
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
-    scored = [c for c in info["configs"] if scorer.scores_config(c)]
+    kind, _ = dataset_kind(folder)
+    scored = sample_configs(kind, info, folder)  # what `score` accepts
     assert scored
     for config in scored:
         for response, expected in ((None, 1.0), ("", 0.0)):

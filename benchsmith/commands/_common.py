@@ -74,11 +74,15 @@ def column_roles(args: argparse.Namespace, dataset: Path):
     return merge_columns(preset, given)
 
 
-def sample_configs(kind: DatasetKind, info: dict[str, Any], dataset: Path) -> list[str]:
-    """The dataset's configs that hold samples (not images or episode lists they point to)."""
+def sample_configs(
+    kind: DatasetKind, info: dict[str, Any], dataset: Path, configs: list[str] | None = None
+) -> list[str]:
+    """The dataset's configs (or ``configs``) that hold samples, not images or episode lists
+    the samples point to."""
     from benchsmith.hf.reader import available_configs
 
-    return [c for c in available_configs(dataset) if kind.not_samples(info, c) is None]
+    names = available_configs(dataset) if configs is None else configs
+    return [c for c in names if kind.not_samples(info, c) is None]
 
 
 def require_sample_config(
@@ -90,8 +94,9 @@ def require_sample_config(
         return
     from benchsmith.hf.reader import available_configs
 
-    listed = ", ".join(sample_configs(kind, info, dataset)) or "(none)"
-    if config not in available_configs(dataset):
+    configs = available_configs(dataset)
+    listed = ", ".join(sample_configs(kind, info, dataset, configs)) or "(none)"
+    if config not in configs:
         raise BenchsmithError(
             f"this dataset has no config {config!r}; configs with samples: {listed}",
             path=dataset,

@@ -59,8 +59,8 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser.set_defaults(handler=run_score)
 
 
-def family_of(dataset_dir: Path) -> str:
-    kind, info = dataset_kind(dataset_dir)
+def family_of(dataset_dir: Path, kind, info: dict) -> str:
+    """The family whose scorer scores this folder (a curated one: its source's)."""
     if hasattr(kind, "source_family"):  # a curated folder is scored as its source family
         family = kind.source_family(info)
         if family is None:
@@ -75,10 +75,10 @@ def family_of(dataset_dir: Path) -> str:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    family = family_of(args.dataset)
-    scorer = SCORERS.get(family)
     kind, info = dataset_kind(args.dataset)
     require_sample_config(args.dataset, kind, info, args.config)
+    family = family_of(args.dataset, kind, info)
+    scorer = SCORERS.get(family)
     for other in SCORERS:
         for option in other.options:
             foreign = other.family != family and option not in scorer.options

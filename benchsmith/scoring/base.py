@@ -109,10 +109,6 @@ class Scorer(ABC):
         policy, else 0.0: how curation scores a judge's reply to one of this family's samples,
         so a judge and ``benchsmith score`` never disagree about the same reply."""
 
-    def scores_config(self, config: str) -> bool:
-        """Whether ``config`` holds scorable samples (not, e.g., a config of shared images)."""
-        return True
-
     def headline_value(self, report: dict[str, Any]) -> float | None:
         value: Any = report
         for key in self.headline.split("."):

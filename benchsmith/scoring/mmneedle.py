@@ -357,9 +357,6 @@ original never computes (pooled positive+negative accuracy, standard errors) is 
         gold = _gold_from_row(row, Path("<row>"))
         return float(judge_lenient(gold, parse_answer(response, len(gold.locations))).exact)
 
-    def scores_config(self, config: str) -> bool:
-        return not config.startswith("haystacks_")  # stitched images, referenced by samples
-
     def reference_predictions(
         self, dataset_dir: Path, config: str, response: str | None = None
     ) -> list[dict[str, Any]]:

@@ -376,9 +376,6 @@ and absent rows still count as wrong in this mode.
         gold = _check_gold_row(row, Path("<row>"))
         return float(matcher(gold.task)(response, gold.answer))
 
-    def scores_config(self, config: str) -> bool:
-        return config != "episodes"  # demonstrations, not questions
-
     def reference_predictions(
         self, dataset_dir: Path, config: str, response: str | None = None
     ) -> list[dict[str, Any]]:

@@ -192,7 +192,8 @@ def write_mesh(path: Path, truth: SampleSceneTruth) -> list[tuple[str, int]]:
     return segments
 
 
-def write_scene(scene_dir: Path, truth: SampleSceneTruth, seed: int) -> None:
+def write_scene(scene_dir: Path, truth: SampleSceneTruth) -> None:
+    """Every file of one scene (the geometry, seed included, is already in ``truth``)."""
     scene_dir.mkdir(parents=True)
     name = truth.scene_id
     segments = write_mesh(scene_dir / f"{name}{MESH_SUFFIX}", truth)
@@ -239,7 +240,7 @@ def write_sample_scannet(out_dir: str | Path, n_scenes: int = 2, seed: int = 0) 
     truths = [sample_scene_truth(i, seed) for i in range(n_scenes)]
     with atomic_directory(out_dir) as staging:
         for truth in truths:
-            write_scene(staging / "scans" / truth.scene_id, truth, seed)
+            write_scene(staging / "scans" / truth.scene_id, truth)
         rows = ["\t".join(TSV_HEADER)] + [
             "\t".join([str(k + 1), raw, category, "10", str(nyu), "", "", nyu_class]
                       + [""] * (len(TSV_HEADER) - 8))
