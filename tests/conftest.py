@@ -1,4 +1,5 @@
-"""Shared fixtures: a miniature COCO in the real format and one MMNeedle build per session."""
+"""Shared fixtures: miniature COCO and ScanNet sources in their real formats, one MMNeedle build
+and one MMIU plan per session."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith.builders.mmiu.config import MmiuConfig
+from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
 from benchsmith.builders.mmneedle.publication import MmneedlePublication
@@ -15,6 +18,7 @@ from benchsmith.builders.mmneedle.render import render_mmneedle
 from benchsmith.publish.publisher import publish
 from benchsmith.sources.coco.reader import read_captions
 from benchsmith.sources.coco.sample import write_sample_coco
+from benchsmith.sources.scannet.sample import write_sample_scannet
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -92,3 +96,19 @@ def write_reference_captions(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def mmiu_sources(tmp_path_factory, sample_coco) -> MmiuSources:
+    """Two ray-cast ScanNet scenes (30 frames each, frame 6 with a -inf pose) and the COCO
+    miniature (read-only: copy before changing)."""
+    scannet = write_sample_scannet(tmp_path_factory.mktemp("scannet") / "ScanNet", n_scenes=2)
+    return MmiuSources(scannet=scannet, coco=sample_coco)
+
+
+@pytest.fixture(scope="session")
+def mmiu_plan(tmp_path_factory, mmiu_sources) -> Path:
+    """The sample-profile plan of every task (12 items each)."""
+    out = tmp_path_factory.mktemp("mmiu") / "plan"
+    build_mmiu(MmiuConfig.from_params({}, "sample"), mmiu_sources, out)
+    return out

@@ -40,6 +40,7 @@ def _check_metrics(project: Path, params: dict) -> None:
     assert set(metrics) == {
         "metrics/mmneedle_image_check.json",
         "metrics/vlicl_leakage.json",
+        "metrics/mmiu_shortcuts.json",
         "metrics/curate.json",
     }
     report = json.loads((project / "data/mmneedle/image_check.json").read_text())
@@ -48,6 +49,10 @@ def _check_metrics(project: Path, params: dict) -> None:
     assert check["haystacks"]["total"] == sum(b["total"] for b in report["configs"].values())
     leakage = json.loads((project / "data/vlicl/leakage.json").read_text())
     assert metrics["metrics/vlicl_leakage.json"] == leakage["summary"]
+    shortcuts = json.loads((project / "data/mmiu/shortcuts.json").read_text())
+    gate = metrics["metrics/mmiu_shortcuts.json"]
+    assert gate["failed"] == len(shortcuts["failed"]) == 0
+    assert gate["best_lift"] == {t: r["best_lift"] for t, r in shortcuts["tasks"].items()}
     for target in params["curate"]["targets"]:
         out = project / "published" / "curated" / target["name"]
         info = json.loads((out / "build_info.json").read_text())

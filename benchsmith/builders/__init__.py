@@ -12,4 +12,5 @@ FAMILIES = Registry(
     "benchmark family",
     Entry("mmneedle", "benchsmith.builders.mmneedle.family", "MMNEEDLE"),
     Entry("vlicl", "benchsmith.builders.vlicl.family", "VLICL"),
+    Entry("mmiu", "benchsmith.builders.mmiu.family", "MMIU"),
 )

@@ -250,6 +250,11 @@ class Family(ABC):
         :mod:`benchsmith.core.schema`), less ``publish:``, which every family shares."""
         return {}
 
+    def publish_fields(self) -> dict[str, Any]:
+        """Keys this family adds to the ``publish:`` block every family shares (``out``,
+        ``max_shard_mb``)."""
+        return {}
+
     def default_out(self, params: dict[str, Any]) -> Path:
         """Where ``publish`` writes by default: ``<family>.publish.out`` or ``published/<family>``."""
         section = params.get(self.name) if isinstance(params.get(self.name), dict) else {}

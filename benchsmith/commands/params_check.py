@@ -52,7 +52,9 @@ def params_schema(scope: tuple[str, ...] = ()) -> Block:
     }
     for name in FAMILIES.names():
         if name in scope:
-            fields[name] = Block({**FAMILIES.get(name).params_fields(), "publish": PUBLISH})
+            family = FAMILIES.get(name)
+            publish = Block({**PUBLISH.fields, **family.publish_fields()})
+            fields[name] = Block({**family.params_fields(), "publish": publish})
         else:
             fields[name] = ANY_MAPPING
     if "curate" in scope:

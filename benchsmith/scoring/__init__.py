@@ -14,4 +14,5 @@ SCORERS = Registry(
     "scorer",
     Entry("mmneedle", "benchsmith.scoring.mmneedle", "MMNEEDLE_SCORER"),
     Entry("vlicl", "benchsmith.scoring.vlicl", "VLICL_SCORER"),
+    Entry("mmiu", "benchsmith.scoring.mmiu", "MMIU_SCORER"),
 )

@@ -6,7 +6,9 @@ No LLM is involved. Two families (the text-only shortcuts of MMIU-style multiple
   string; multiple choice: the most frequent correct position/letter).
 * **option shortcuts**: rules that single out one option by a surface property (longest,
   shortest, only one with another character format, number precision or file type, most words
-  shared with the question). A rule predicts its option when exactly one option stands out,
+  shared with the question) and, for numeric options, by value (closest to the identity pose,
+  most decimals, nearest to or farthest from the other options, smallest or largest:
+  :mod:`.blind_numeric_rules`). A rule predicts its option when exactly one option stands out,
   and guesses at chance otherwise.
 
 For each baseline: ``accuracy`` (expected: items where a rule does not fire count
@@ -27,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from benchsmith.core.errors import SourceError
+from benchsmith.stages.blind_numeric_rules import NUMERIC_RULES
 
 _LETTER = re.compile(r"^\(?([A-Za-z])[).:]?$")
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
@@ -210,6 +213,7 @@ OPTION_RULES: dict[str, Callable[[BlindItem], int | None]] = {
     "unique_precision": unique_precision,
     "unique_file_type": unique_file_type,
     "max_question_overlap": max_question_overlap,
+    **NUMERIC_RULES,  # poses, boxes, orders: see blind_numeric_rules
 }
 
 

@@ -111,15 +111,25 @@ def number_distractors(
     decimals: int,
     spread: tuple[float, float] = (0.1, 0.6),
 ) -> list[str]:
-    """The gold scaled by 1 +- U(spread), at the gold's decimals (a zero gold moves by 1)."""
+    """Numbers drawn like the gold, at its decimals: a hidden centre sits at a random step
+    (``U(spread)`` of the gold's size, either sign) from the gold, and each distractor at such
+    a step from the centre. The gold is then one more draw around the centre, so the middle
+    option, the largest or the smallest is the gold no more often than chance (perturbing the
+    gold itself would leave it in the middle of its distractors). Options keep a gap of at least
+    ``spread[0] / 2`` of the gold's size (a zero gold counts as size 1)."""
     scale = abs(gold) or 1.0
     gold_text = format_number(gold, decimals)
 
-    def make(r: np.random.Generator) -> str:
-        step = r.uniform(*spread) * scale * (1 if r.random() < 0.5 else -1)
-        return format_number(gold + step, decimals)
+    def step(r: np.random.Generator) -> float:
+        return r.uniform(*spread) * scale * (1 if r.random() < 0.5 else -1)
 
-    return _draw(make, str, gold_text, n, rng)
+    centre = gold - step(rng)
+    gap = spread[0] / 2 * scale
+
+    def far(value: str, kept: list[str]) -> bool:
+        return all(abs(float(value) - float(other)) >= gap for other in [gold_text, *kept])
+
+    return _draw(lambda r: format_number(centre + step(r), decimals), str, gold_text, n, rng, far)
 
 
 def _rotation(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -135,11 +145,13 @@ def rotation_angle(rotation: np.ndarray) -> float:
 def pose_distractors(
     gold: np.ndarray, n: int, rng: np.random.Generator, decimals: int
 ) -> list[np.ndarray]:
-    """Relative poses drawn like the gold: rotation angle and translation length each within
-    a factor of 0.5-1.5 of the gold's (random axis and direction), formatted at its decimals."""
+    """Relative poses drawn like the gold (random axis and direction), at its decimals: a
+    hidden rotation angle and translation length are the gold's divided by ``U(0.5, 1.5)``,
+    and each distractor's are those times ``U(0.5, 1.5)``, so the gold is one more draw of the
+    same law: "closest to identity" or "middle-sized motion" picks it at chance."""
     gold = np.asarray(gold, dtype=np.float64)
-    angle = max(rotation_angle(gold), math.radians(0.5))
-    length = max(float(np.linalg.norm(gold[:3, 3])), 10.0**-decimals * 10)
+    angle = max(rotation_angle(gold), 1e-6) / rng.uniform(0.5, 1.5)
+    length = max(float(np.linalg.norm(gold[:3, 3])), 10.0**-decimals * 10) / rng.uniform(0.5, 1.5)
 
     def make(r: np.random.Generator) -> np.ndarray:
         pose = np.eye(4)
@@ -163,27 +175,43 @@ def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def _jitter_box(box: np.ndarray, r: np.random.Generator) -> np.ndarray:
+    """A box moved by 20-60% of its size per axis (either sign), sizes scaled by 0.6-1.4."""
+    shift = box[3:] * r.uniform(0.2, 0.6, 3) * r.choice([-1, 1], 3)
+    return np.r_[box[:3] + shift, box[3:] * r.uniform(0.6, 1.4, 3)]
+
+
 def box_distractors(
     gold: Sequence[Sequence[float]],
     n: int,
     rng: np.random.Generator,
     decimals: int,
     max_iou: float = 0.5,
+    keep_bottom: bool = False,
 ) -> list[list[list[float]]]:
-    """Box lists like the gold (same count), each box moved by 20-60% of its size and scaled by
-    0.6-1.4 per axis (sizes stay positive); an option is kept only when every box has IoU
-    <= ``max_iou`` with its gold box and with the same box of every option kept so far."""
+    """Box lists like the gold (same count, sizes positive), at its decimals. Each gold box
+    gets a hidden centre box, one jitter away (see :func:`_jitter_box`), and each distractor
+    box is a jitter of that centre: the gold is one more draw, so "the box in the middle of the
+    others" finds it at chance. An option is kept only when every box has IoU <= ``max_iou``
+    with the same box of the gold and of every option kept so far. ``keep_bottom`` keeps every
+    box's bottom face at its gold box's height (objects resting on a floor: a distractor box
+    floating above it or sunk below it would give the gold away)."""
     boxes = [np.asarray(b, dtype=float) for b in gold]
     if any((b[3:] <= 0).any() for b in boxes):
         raise DistractorError("a gold box has a size <= 0")
+    centres = []
+    for box in boxes:
+        centre = _jitter_box(box, rng)
+        centre[3:] = box[3:] / (centre[3:] / box[3:])  # sizes: gold = centre x U(0.6, 1.4)
+        centres.append(centre)
 
     def make(r: np.random.Generator) -> list[list[float]]:
         out = []
-        for box in boxes:
-            shift = box[3:] * r.uniform(0.2, 0.6, 3) * r.choice([-1, 1], 3)
-            size = box[3:] * r.uniform(0.6, 1.4, 3)
-            rounded = [round(float(v), decimals) for v in (*(box[:3] + shift), *size)]
-            out.append(rounded)
+        for box, centre in zip(boxes, centres, strict=True):
+            moved = _jitter_box(centre, r)
+            if keep_bottom:
+                moved[2] = box[2] - box[5] / 2 + moved[5] / 2
+            out.append([round(float(v), decimals) for v in moved])
         return out
 
     def far(option: list[list[float]], kept: list[list[list[float]]]) -> bool:

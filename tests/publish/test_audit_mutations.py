@@ -1,6 +1,6 @@
 """Change any column of any row and the audit fails naming it: every family, config, column.
 
-A copy of each published folder of the sample project (MMNeedle, VL-ICL, both curated targets)
+A copy of each published folder of the sample project (MMNeedle, VL-ICL, MMIU, the curated targets)
 gets one value changed per column of every config, in different rows where the config has
 enough of them. The tampered shards are renamed to their new content hash and
 ``build_info.json`` is updated to list them, as a careful forger would, so only the
@@ -24,7 +24,14 @@ from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_file
 from benchsmith.publish.roots import resolve_roots
 
-DATASETS = ("mmneedle", "vlicl", "curated/mmneedle_m1_n2_k1", "curated/vlicl_clevr_query")
+DATASETS = (
+    "mmneedle",
+    "vlicl",
+    "mmiu",
+    "curated/mmneedle_m1_n2_k1",
+    "curated/vlicl_clevr_query",
+    "curated/mmiu_jigsaw",
+)
 
 
 def default_for(dtype: pa.DataType) -> Any:

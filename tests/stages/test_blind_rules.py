@@ -162,12 +162,12 @@ def test_a_longest_answer_config_is_flagged_and_its_samples_found():
     assert "longest_option" in flagged_rules(results)
     hits = shortcut_hits(items + cheat, flagged_rules(results))
     assert all(f"cheat{i}" in hits for i in range(200))
-    assert hits["cheat0"] == ["longest_option"]
+    assert hits["cheat0"] == ["longest_option", "odd_signature"]  # words among single words
 
 
 def test_shortcut_hits_lists_every_rule_that_picks_the_correct_option():
     item = mcq(["photo.jpg", "photo.png", "photo.png", "photo.png"], "A", "x")
-    assert shortcut_hits([item]) == {"x": ["unique_file_type"]}
+    assert shortcut_hits([item]) == {"x": ["unique_file_type", "odd_signature"]}
     wrong = mcq(["photo.jpg", "photo.png", "photo.png", "photo.png"], "B", "y")
     assert shortcut_hits([wrong]) == {}
 

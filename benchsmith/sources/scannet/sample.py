@@ -35,8 +35,10 @@ from benchsmith.sources.scannet.scene import (
 from benchsmith.sources.scannet.sens_writer import SensFrameData, SensStreamInfo, write_sens
 
 ROOM = (np.array([0.0, 0.0, 0.0]), np.array([4.0, 3.0, 2.5]))
-COLOR_SIZE, DEPTH_SIZE = (64, 48), (32, 24)
-FOCAL = 52.0  # colour focal length in pixels (about 63 degrees across)
+COLOR_SIZE, DEPTH_SIZE = (160, 120), (80, 60)
+FOCAL = 130.0  # colour focal length in pixels (about 63 degrees across)
+N_FRAMES = 30  # a 90-degree sweep round the room, about 7 cm and 3-4 degrees per frame
+FAILED_FRAME = 6  # the frame whose pose is ScanNet's -inf tracking failure
 DEPTH_SHIFT = 1000.0
 FRAME_STEP_US = 33_333
 OBJECT_COLOURS = {
@@ -80,9 +82,10 @@ def look_at(position: np.ndarray, target: np.ndarray) -> np.ndarray:
     return pose
 
 
-def sample_scene_truth(index: int, seed: int = 0) -> SampleSceneTruth:
-    """Scene ``index``'s geometry: boxes placed per scene, a camera path with small steps, one
-    large jump and one failed (``-inf``) pose."""
+def sample_scene_truth(index: int, seed: int = 0, n_frames: int = N_FRAMES) -> SampleSceneTruth:
+    """Scene ``index``'s geometry: boxes placed per scene, a camera sweeping round the room in
+    uneven steps (its height and gaze wander, so relative poses differ in every axis) and one
+    failed (``-inf``) pose."""
     rng = np.random.default_rng([seed, index])
     yaw = np.radians(20.0 + 25.0 * index)
     alignment = np.eye(4)
@@ -103,14 +106,16 @@ def sample_scene_truth(index: int, seed: int = 0) -> SampleSceneTruth:
         centre = np.array([x, y, 0.0]) + np.r_[rng.uniform(-0.15, 0.15, 2), 0.0]
         low = centre - np.array([size[0] / 2, size[1] / 2, 0.0])
         objects[label] = (np.round(low, 3), np.round(low + np.array(size), 3))
-    target = np.array([2.2, 1.5, 0.6])
     poses = []
-    for k in range(8):
-        step = k if k < 5 else k + 12  # frames 5.. jump along the path
-        angle = np.radians(-110.0 + 1.5 * step)
-        position = np.array([2.0 + 1.6 * np.cos(angle), 1.5 + 1.2 * np.sin(angle), 1.4 + 0.004 * k])
+    phase = rng.uniform(0, 2 * np.pi)
+    for k in range(n_frames):
+        angle = np.radians(-120.0 + 3.0 * k + 1.2 * np.sin(k + phase))
+        height = 1.4 + 0.08 * np.sin(k / 2.5 + phase)
+        position = np.array([2.0 + 1.6 * np.cos(angle), 1.5 + 1.2 * np.sin(angle), height])
+        target = np.array([2.2 + 0.3 * np.sin(k / 4), 1.5 + 0.2 * np.cos(k / 5), 0.6])
         poses.append(look_at(position, target))
-    poses[6] = np.full((4, 4), -np.inf)  # a tracking failure, as ScanNet has
+    if n_frames > FAILED_FRAME:
+        poses[FAILED_FRAME] = np.full((4, 4), -np.inf)  # a tracking failure, as ScanNet has
     return SampleSceneTruth(f"scene{index:04d}_00", alignment, objects, poses)
 
 
@@ -234,10 +239,12 @@ def write_scene(scene_dir: Path, truth: SampleSceneTruth) -> None:
     write_sens(scene_dir / f"{name}.sens", info, frames)
 
 
-def write_sample_scannet(out_dir: str | Path, n_scenes: int = 2, seed: int = 0) -> Path:
+def write_sample_scannet(
+    out_dir: str | Path, n_scenes: int = 2, seed: int = 0, n_frames: int = N_FRAMES
+) -> Path:
     """``out_dir/scans/sceneXXXX_00/...``, the label tsv and the split lists, written whole."""
     out_dir = Path(out_dir)
-    truths = [sample_scene_truth(i, seed) for i in range(n_scenes)]
+    truths = [sample_scene_truth(i, seed, n_frames) for i in range(n_scenes)]
     with atomic_directory(out_dir) as staging:
         for truth in truths:
             write_scene(staging / "scans" / truth.scene_id, truth)

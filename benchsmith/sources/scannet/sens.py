@@ -211,6 +211,11 @@ class SensReader:
         frame = self.frame(index)
         return self._payload(frame.color_offset, frame.color_bytes)
 
+    def depth_bytes(self, index: int) -> bytes:
+        """The depth payload as stored (zlib-compressed ``uint16`` for ScanNet v2)."""
+        frame = self.frame(index)
+        return self._payload(frame.depth_offset, frame.depth_bytes)
+
     def color(self, index: int) -> np.ndarray:
         """Colour as (height, width, 3) uint8."""
         data = self.color_bytes(index)
@@ -223,8 +228,7 @@ class SensReader:
 
     def depth(self, index: int) -> np.ndarray:
         """Depth as (height, width) uint16 in sensor units (divide by ``depth_shift`` for m)."""
-        frame = self.frame(index)
-        data = self._payload(frame.depth_offset, frame.depth_bytes)
+        data = self.depth_bytes(index)
         if self.header.depth_compression == "zlib_ushort":
             try:
                 data = zlib.decompress(data)

@@ -76,7 +76,10 @@ class ScanNetSource(Source):
         "OUT/ScanNet/scannetv2-labels.combined.tsv, OUT/ScanNet/Tasks/Benchmark/*.txt"
     )
     verbs = ("sample", "fetch", "link", "check", "prepare")
-    sample_options = (Option("n_scenes", "scenes in the miniature", int, 2),)
+    sample_options = (
+        Option("n_scenes", "scenes in the miniature", int, 2),
+        Option("n_frames", "frames per scene (one has a -inf pose)", int, 30),
+    )
     fetch_options = (
         Option("base_url", "the download server named in your ScanNet access approval", str),
         Option("scenes", "comma-separated scene ids, e.g. scene0000_00,scene0011_00", str),
@@ -86,10 +89,14 @@ class ScanNetSource(Source):
     def read_root(self, out: Path) -> Path:
         return Path(out) / SCANNET_DIRNAME
 
-    def sample(self, out: Path, *, seed: int, n_scenes: int = 2, **_: Any) -> Path:
+    def sample(
+        self, out: Path, *, seed: int, n_scenes: int = 2, n_frames: int = 30, **_: Any
+    ) -> Path:
         from benchsmith.sources.scannet.sample import write_sample_scannet
 
-        return write_sample_scannet(self.read_root(out), n_scenes=n_scenes, seed=seed)
+        return write_sample_scannet(
+            self.read_root(out), n_scenes=n_scenes, seed=seed, n_frames=n_frames
+        )
 
     def fetch(self, out: Path, **options: Any) -> Path:
         from benchsmith.sources.scannet.fetch import fetch_scannet

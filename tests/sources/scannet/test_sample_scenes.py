@@ -14,6 +14,8 @@ import pytest
 from benchsmith.core.errors import SourceError
 from benchsmith.sources.scannet.sample import (
     DEPTH_SIZE,
+    FAILED_FRAME,
+    N_FRAMES,
     _intrinsics,
     sample_scene_truth,
     write_sample_scannet,
@@ -61,7 +63,7 @@ def test_sens_poses_put_in_the_aligned_frame_are_the_known_poses(sample, index):
     info = read_scene_info(scene_dir(sample, index))
     assert np.allclose(info.axis_alignment, truth.axis_alignment, atol=1e-8)
     with SensReader(scene_file(scene_dir(sample, index), ".sens")) as sens:
-        assert sens.skipped_nonfinite == 1 and 6 not in sens.valid_frames
+        assert sens.skipped_nonfinite == 1 and FAILED_FRAME not in sens.valid_frames
         for k in sens.valid_frames:
             assert np.allclose(aligned_pose(sens.pose(k), info), truth.poses[k], atol=1e-5), k
 
@@ -179,4 +181,4 @@ def test_source_verbs_check_and_link_from_the_cli(sample, tmp_path, capsys):
     sens.write_bytes(sens.read_bytes()[:-100])
     assert main(["source", "check", "scannet", str(copy)]) == 2
     err = capsys.readouterr().err
-    assert "truncated .sens file: frame 7" in err and "scene0001_00.sens" in err
+    assert f"truncated .sens file: frame {N_FRAMES - 1}" in err and "scene0001_00.sens" in err

@@ -1,0 +1,118 @@
+"""MMIU's audit hook: rebuild the plan from the recorded sources and compare every column.
+
+Once per audit the plan step runs again into a scratch folder with the recorded config, seed
+and source roots; the rows publish would write from it (the publication's own row builder,
+with the recorded ScanNet image mode) are the expected rows. Every published row must equal its
+expected row in every column: a changed option, answer letter, pose, box, image, image
+reference or provenance entry is named with its column. Referenced ScanNet images are
+re-rendered in the rebuild, so their sha256 in ``image_refs`` is checked too.
+
+Roots come from ``build_info.json``; ``audit --root scannet=DIR`` or ``--root coco=DIR``
+replaces one when the sources moved.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.audit_report import AuditReport, Digest
+from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.progress import quietly
+from benchsmith.publish.roots import resolve_roots
+
+BUILD_FACTS = ("code_revision", "builder_version")
+
+
+def digests(row: dict[str, Any]) -> dict[str, Any]:
+    from benchsmith.core.hashing import sha256_bytes
+
+    images = [
+        None if image is None else {**image, "bytes": Digest(sha256_bytes(image["bytes"]))}
+        for image in row["images"]
+    ]
+    return {**row, "images": images}
+
+
+class MmiuAuditor(RowAuditor):
+    def __init__(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
+        self.dataset_dir = dataset_dir
+        self.info = info
+        self.roots = resolve_roots(info.get("roots"), dataset_dir, roots)
+        self.expected: dict[str, dict[str, dict[str, Any]]] | None = None
+        self._seen: dict[str, set[str]] = {}
+
+    def id_column(self, config: str) -> str | None:
+        return "item_id" if config == CIRCULAR_CONFIG else "id"
+
+    def source_path(self, source: Mapping[str, Any]) -> Path | None:
+        if source["file"].endswith(".sens"):
+            return None  # one frame of a stream: re-read and re-hashed by the rebuild
+        root = self.roots.get(source["dataset"])
+        return None if root is None else Path(root) / source["file"]
+
+    def check_dataset(self, report: AuditReport) -> None:
+        try:
+            self._rebuild(report)
+        except BenchsmithError as exc:
+            report.fail(
+                f"cannot rebuild the plan from the recorded sources: {exc} (pass --root "
+                "scannet=DIR or --root coco=DIR if they moved)"
+            )
+
+    def _rebuild(self, report: AuditReport) -> None:
+        from benchsmith.builders.mmiu.config import config_from_dict
+        from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
+        from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
+        from benchsmith.builders.mmiu.publication import circular_rows, published_row
+
+        config = config_from_dict(self.info["params"])
+        scannet, coco = self.roots.get("scannet"), self.roots.get("coco")
+        sources = MmiuSources(Path(scannet) if scannet else None, Path(coco) if coco else None)
+        embed = self.info.get("scannet_images") == "embed"
+        expected: dict[str, dict[str, dict[str, Any]]] = {}
+        with tempfile.TemporaryDirectory(prefix="benchsmith-audit-") as scratch, quietly():
+            build_mmiu(config, sources, Path(scratch) / "plan")
+            plan = MmiuPlanDir.read(Path(scratch) / "plan")
+            with plan.image_sources() as images:
+                for task in plan.tasks:
+                    for row in plan.rows(task):
+                        done = digests(published_row(row, plan.info, images, embed))
+                        expected.setdefault(task, {})[row["id"]] = done
+                        for rotated in circular_rows(row, images):
+                            done = digests(published_row(rotated, plan.info, images, embed))
+                            expected.setdefault(CIRCULAR_CONFIG, {})[rotated["id"]] = done
+        report.checked("rebuild", "plan re-run from the recorded sources and parameters")
+        self.expected = expected
+
+    def audit_row(self, config: str, split: str, row: dict[str, Any], report: AuditReport) -> None:
+        if self.expected is None:
+            return
+        seen = self._seen.setdefault(config, set())
+        if row["id"] in seen:
+            report.fail("appears twice", config=config, row=row["id"], column="id")
+            return
+        expected_rows = self.expected.get(config, {})
+        key = self.match(config, split, row["id"], expected_rows, seen)
+        if key is None:
+            report.fail("no row with this id in the rebuild", config=config, row=row["id"],
+                        column="id")  # fmt: skip
+            return
+        seen.add(key)
+        expected = expected_rows[key]
+        facts = {k: row["provenance"].get(k) for k in BUILD_FACTS}
+        expected = {**expected, "provenance": {**expected["provenance"], **facts}}
+        report.compare_row(config, row["id"], row, expected)
+
+    def check_whole(self, report: AuditReport) -> None:
+        if self.expected is None:
+            return
+        for config in self.configs:
+            missing = sorted(set(self.expected.get(config, {})) - self._seen.get(config, set()))
+            for row_id in missing[:5]:
+                report.fail("rebuilt row is not published", config=config, row=row_id,
+                            column="id")  # fmt: skip

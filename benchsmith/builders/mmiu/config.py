@@ -1,0 +1,215 @@
+"""MMIU build settings: which tasks, how many items, how frames are chosen, how options look.
+
+Every field has the ``mmiu:`` key of ``params.yaml`` that sets it. ``full`` sizes are the
+release's (200 items per stored task); ``sample`` sizes fit the miniature ScanNet scenes and
+COCO images the sources' sample writers produce, so the default profile builds offline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from benchsmith.core.errors import BenchsmithError
+
+SCANNET_TASKS = (
+    "3d_pose_estimation",
+    "3d_scene_reconstruction",
+    "3d_depth_estimation",
+    "3d_object_detection",
+    "visual_correspondence_scannet",
+)
+COCO_TASKS = ("jigsaw_puzzle_solving", "image_spatial_transformation_estimation")
+TASKS = SCANNET_TASKS + COCO_TASKS
+RELATIONSHIPS = (
+    "Low-level-semantic",
+    "High-level-obj-semantic",
+    "High-level-sub-semantic",
+    "Discrete-temporal",
+    "Continuous-temporal",
+    "2D-spatial",
+    "3D-spatial",
+)
+TASK_RELATIONSHIP = {
+    "3d_pose_estimation": "3D-spatial",
+    "3d_scene_reconstruction": "3D-spatial",
+    "3d_depth_estimation": "3D-spatial",
+    "3d_object_detection": "3D-spatial",
+    "visual_correspondence_scannet": "High-level-obj-semantic",
+    "jigsaw_puzzle_solving": "2D-spatial",
+    "image_spatial_transformation_estimation": "2D-spatial",
+}
+TASK_ABBR = {
+    "3d_pose_estimation": "3DPE",
+    "3d_scene_reconstruction": "3DSR",
+    "3d_depth_estimation": "3DE",
+    "3d_object_detection": "3DOD",
+    "visual_correspondence_scannet": "VCor",
+    "jigsaw_puzzle_solving": "JPS",
+    "image_spatial_transformation_estimation": "ISTE",
+}
+MODES = ("rebuild", "ingest")
+PROFILES = ("sample", "full")
+SCANNET_IMAGES = ("reference", "embed")
+SCENE_SPLITS = ("all", "train", "val", "test")
+
+
+def _error(key: str, message: str) -> BenchsmithError:
+    return BenchsmithError(f"mmiu.{key}: {message}", path="params.yaml", fix=f"correct mmiu.{key}")
+
+
+@dataclass(frozen=True)
+class FrameChoice:
+    """How ScanNet frames become items (``mmiu.frames.<profile>``).
+
+    A *pair* is frames ``i`` and ``i + stride`` (frame numbers of the stream) whose relative
+    motion lies within the limits and whose views overlap: at least ``min_overlap`` of frame
+    i's valid depth pixels, moved into frame j with the poses, land inside frame j at the depth
+    frame j measures there (within ``depth_tolerance_m``). A *distractor frame* of the same
+    scene is at least ``distractor_min_translation_m`` or ``distractor_min_rotation_deg`` away
+    from every frame of the item.
+    """
+
+    stride: int = 10
+    min_translation_m: float = 0.02
+    max_translation_m: float = 0.5
+    max_rotation_deg: float = 20.0
+    min_overlap: float = 0.5
+    depth_tolerance_m: float = 0.05
+    distractor_min_translation_m: float = 0.3
+    distractor_min_rotation_deg: float = 15.0
+
+    def validate(self, key: str) -> None:
+        if self.stride < 1:
+            raise _error(f"{key}.stride", "must be >= 1")
+        if not 0 <= self.min_translation_m <= self.max_translation_m:
+            raise _error(key, "needs 0 <= min_translation_m <= max_translation_m")
+        if not 0 < self.min_overlap <= 1:
+            raise _error(f"{key}.min_overlap", "must be in (0, 1]")
+
+
+DEFAULT_FRAMES = {
+    "sample": FrameChoice(stride=2, max_translation_m=0.3, distractor_min_translation_m=0.25),
+    "full": FrameChoice(),
+}
+DEFAULT_ITEMS = {"sample": 12, "full": 200}
+
+
+@dataclass(frozen=True)
+class OptionStyle:
+    """How options are written (``mmiu.options``): every option of an item alike."""
+
+    n_options: int = 4
+    pose_decimals: int = 3  # metres -> millimetres; rotation entries to 1e-3
+    box_decimals: int = 2
+    box_max_iou: float = 0.25  # a distractor box overlaps its gold box at most this much
+    depth_display_max_m: float = 6.0  # depth maps are shown as 8-bit grey, 0..this many metres
+
+
+@dataclass(frozen=True)
+class ShortcutGate:
+    """When the shortcut check fails a config (``mmiu.shortcuts``).
+
+    A blind rule fails a config when even the lower 99% confidence bound of its accuracy beats
+    chance by more than ``max_gain`` (so small configs are judged on evidence, not noise);
+    configs listed in ``allow`` are reported but do not fail.
+    """
+
+    max_gain: float = 0.02
+    confidence: float = 0.99
+    allow: tuple[str, ...] = ()
+    text_only_model: str | None = None  # an LLM asked the question and options, no images
+
+
+def shortcut_gate(settings: dict[str, Any]) -> ShortcutGate:
+    """The gate from ``mmiu.shortcuts`` (connection settings are the CLI's, not the gate's)."""
+    block = settings.get("shortcuts") or {}
+    names = {f.name for f in fields(ShortcutGate)}
+    gate = ShortcutGate(
+        **{
+            k: tuple(v) if k == "allow" else v
+            for k, v in block.items()
+            if k in names and v is not None
+        }  # fmt: skip
+    )
+    unknown = [t for t in gate.allow if t not in TASKS]
+    if unknown:
+        raise _error("shortcuts.allow", f"unknown task(s) {unknown}")
+    return gate
+
+
+@dataclass(frozen=True)
+class MmiuConfig:
+    mode: str = "rebuild"
+    profile: str = "sample"
+    seed: int = 0
+    tasks: tuple[str, ...] = TASKS
+    items_per_task: int = DEFAULT_ITEMS["sample"]
+    scene_split: str = "all"
+    frames: FrameChoice = field(default_factory=FrameChoice)
+    options: OptionStyle = field(default_factory=OptionStyle)
+    jigsaw_grid: int = 2
+
+    @classmethod
+    def from_params(
+        cls,
+        settings: dict[str, Any],
+        profile: str,
+        *,
+        seed: int | None = None,
+        tasks: list[str] | None = None,
+        mode: str | None = None,
+    ) -> MmiuConfig:
+        """The config from the ``mmiu:`` block (already schema-checked), flags winning."""
+        if profile not in PROFILES:
+            raise BenchsmithError(f"unknown profile {profile!r}", fix="profile: sample or full")
+        chosen = tuple(tasks or settings.get("tasks") or TASKS)
+        unknown = [t for t in chosen if t not in TASKS]
+        if unknown:
+            raise _error("tasks", f"unknown task(s) {unknown}; known: {list(TASKS)}")
+        frames = replace(
+            DEFAULT_FRAMES[profile], **((settings.get("frames") or {}).get(profile) or {})
+        )
+        frames.validate(f"frames.{profile}")
+        options = OptionStyle(**(settings.get("options") or {}))
+        if options.n_options < 2:
+            raise _error("options.n_options", "must be >= 2")
+        sizes = (settings.get("sizes") or {}).get(profile) or {}
+        return cls(
+            mode=mode or settings.get("mode") or "rebuild",
+            profile=profile,
+            seed=int(seed if seed is not None else settings.get("seed") or 0),
+            tasks=tuple(t for t in TASKS if t in chosen),
+            items_per_task=int(sizes.get("items_per_task", DEFAULT_ITEMS[profile])),
+            scene_split=str(settings.get("scene_split") or "all"),
+            frames=frames,
+            options=options,
+            jigsaw_grid=int(settings.get("jigsaw_grid") or 2),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything that shapes the items (recorded in build_info and its hash)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if hasattr(value, "__dataclass_fields__"):
+                value = {g.name: getattr(value, g.name) for g in fields(value)}
+                value = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def config_from_dict(values: dict[str, Any]) -> MmiuConfig:
+    """The config recorded in ``build_info.json`` (:meth:`MmiuConfig.as_dict`), rebuilt."""
+    nested = {"frames": FrameChoice, "options": OptionStyle}
+    kwargs: dict[str, Any] = {}
+    for f in fields(MmiuConfig):
+        value = values[f.name]
+        if f.name in nested:
+            value = nested[f.name](
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+            )
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return MmiuConfig(**kwargs)

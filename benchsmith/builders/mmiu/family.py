@@ -1,0 +1,62 @@
+"""The MMIU family: what the shared layers need to build, publish, audit and read it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Family, Publication, RowAuditor
+from benchsmith.builders.mmiu import cli
+
+
+class MmiuFamily(Family):
+    name = "mmiu"
+    title = "MMIU (ScanNet and COCO tasks)"
+    summary = "multi-image multiple choice from ScanNet v2 and COCO: plan -> check -> publish"
+    steps = cli.STEPS
+    root_names = cli.ROOT_NAMES
+    audit_help = (
+        "the plan is rebuilt from the recorded ScanNet and COCO copies and every column "
+        "compared; every image (embedded or referenced) re-renders to its sha256. --id: the "
+        "item id, e.g. 3d_pose_estimation_00003 (in `circular`: the item id, which audits "
+        "all its rotations)"
+    )
+
+    def params_fields(self) -> dict[str, Any]:
+        from benchsmith.builders.mmiu.params import params_fields
+
+        return params_fields()
+
+    def publish_fields(self) -> dict[str, Any]:
+        from benchsmith.builders.mmiu.params import publish_fields
+
+        return publish_fields()
+
+    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
+        cli.add_publish_arguments(parser)
+
+    def publication(self, args: argparse.Namespace) -> Publication:
+        from benchsmith.builders.mmiu.publication import MmiuPublication
+        from benchsmith.core.params import load_params, section
+
+        knobs = section(load_params(args.params), "mmiu", "publish")
+        images = args.scannet_images or knobs.get("scannet_images") or "reference"
+        return MmiuPublication(args.plan_dir, args.shortcuts, images, cli.parse_roots(args.root))
+
+    def auditor(
+        self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
+    ) -> RowAuditor:
+        from benchsmith.builders.mmiu.audit import MmiuAuditor
+
+        return MmiuAuditor(dataset_dir, info, roots)
+
+    def columns(self, info: dict[str, Any]):
+        from benchsmith.hf.dataset_view import ColumnMap
+
+        return ColumnMap(id="id", question="question", answer="answer", choices="options",
+                         image="images", subtask="task")  # fmt: skip
+
+
+MMIU = MmiuFamily()

@@ -1,0 +1,68 @@
+"""The ``mmiu:`` block of ``params.yaml``: every key, its type and its allowed values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsmith.builders.mmiu.config import MODES, PROFILES, SCANNET_IMAGES, SCENE_SPLITS, TASKS
+from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+
+_METRES = Value("float", minimum=0)
+_DEGREES = Value("float", minimum=0, maximum=180)
+
+
+def _frames() -> Block:
+    return Block(
+        {
+            "stride": Value("int", minimum=1),
+            "min_translation_m": _METRES,
+            "max_translation_m": _METRES,
+            "max_rotation_deg": _DEGREES,
+            "min_overlap": Value("float", minimum=0, maximum=1),
+            "depth_tolerance_m": _METRES,
+            "distractor_min_translation_m": _METRES,
+            "distractor_min_rotation_deg": _DEGREES,
+        }
+    )
+
+
+def params_fields() -> dict[str, Any]:
+    return {
+        "mode": Value("str", choices=MODES),
+        "seed": Value("int", minimum=0, nullable=True),
+        "tasks": ListOf(Value("str", choices=TASKS), non_empty=True),
+        "sizes": BlockOf(Block({"items_per_task": Value("int", minimum=1)}), keys=PROFILES),
+        "scene_split": Value("str", choices=SCENE_SPLITS),
+        "frames": BlockOf(_frames(), keys=PROFILES),
+        "options": Block(
+            {
+                "n_options": Value("int", minimum=2, maximum=9),
+                "pose_decimals": Value("int", minimum=1, maximum=9),
+                "box_decimals": Value("int", minimum=1, maximum=6),
+                "box_max_iou": Value("float", minimum=0, maximum=1),
+                "depth_display_max_m": Value("float", minimum=0.1),
+            }
+        ),
+        "jigsaw_grid": Value("int", minimum=2, maximum=4),
+        "shortcuts": Block(
+            {
+                "max_gain": Value("float", minimum=0, maximum=1),
+                "confidence": Value("float", minimum=0.5, maximum=0.9999),
+                "allow": ListOf(Value("str", choices=TASKS)),
+                "text_only_model": Value("str", nullable=True),
+                "base_url": Value("str", nullable=True),
+                "cache_dir": Value("path", nullable=True),
+            }
+        ),
+        "sources": Block(
+            {
+                "scannet": Value("path", nullable=True),
+                "coco": Value("path", nullable=True),
+                "ingest_dir": Value("path", nullable=True),
+            }
+        ),
+    }
+
+
+def publish_fields() -> dict[str, Any]:
+    return {"scannet_images": Value("str", choices=SCANNET_IMAGES)}

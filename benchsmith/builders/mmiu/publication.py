@@ -1,0 +1,235 @@
+"""Publish an MMIU plan as a versioned Hugging Face dataset folder.
+
+``OUT/data/<task>/test-*.parquet`` per task and ``OUT/data/circular/test-*.parquet``. Publish
+refuses a plan whose shortcut report (``build mmiu check``) is missing, stale or failed, so a
+published config always passed the gate.
+
+ScanNet images (``--scannet-images``, ``mmiu.publish.scannet_images``):
+
+- ``reference`` (the default): ScanNet's terms forbid redistributing its data, so ScanNet
+  images are not embedded: their ``images`` entries are null and ``image_refs`` names scene,
+  frame, rendering and sha256; ``benchsmith build mmiu rehydrate`` fills them in from your own
+  ScanNet copy, checking every sha256;
+- ``embed``: every image embedded (for your own use, never for sharing).
+
+COCO images are always embedded (their Flickr licences allow it with attribution; each row's
+provenance carries the image's licence and URL). Every image is rendered from its source and
+checked against the sha256 the plan recorded, so a changed source is an error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import datasets
+import PIL
+
+from benchsmith import __version__
+from benchsmith.builders.base import Card, ConfigSpec, Publication
+from benchsmith.builders.mmiu.circular import rotate_item
+from benchsmith.builders.mmiu.config import (
+    RELATIONSHIPS,
+    SCANNET_IMAGES,
+    SCANNET_TASKS,
+    TASK_ABBR,
+    TASKS,
+)
+from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG, SPLIT, features_for
+from benchsmith.builders.mmiu.images import (
+    SCANNET_KINDS,
+    ImageSources,
+    checked_render,
+    ref_extension,
+    with_sha256,
+)
+from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.progress import log
+from benchsmith.core.records import provenance
+from benchsmith.hf.layout import SplitWritten
+
+BATCH_ROWS = 32
+REF_KEYS = ("kind", "scene", "frame", "file", "params", "sha256")
+
+
+def read_shortcuts(plan: MmiuPlanDir, path: Path) -> dict[str, Any]:
+    fix = f"run `benchsmith build mmiu check {plan.path}`"
+    if not path.is_file():
+        raise BenchsmithError("no shortcut report for this plan", path=path, fix=fix)
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("plan_fingerprint") != plan.fingerprint():
+        raise BenchsmithError("the shortcut report was made for another plan", path=path, fix=fix)
+    if report.get("failed"):
+        raise BenchsmithError(
+            f"config(s) {report['failed']} failed the shortcut check: a blind rule beats chance",
+            path=path,
+            fix="see the report's rules; fix the distractors, or list the config in "
+            "mmiu.shortcuts.allow to publish it anyway (the card then says so)",
+        )
+    return report
+
+
+def published_row(
+    row: dict[str, Any], info: dict[str, Any], sources: ImageSources, embed_scannet: bool
+) -> dict[str, Any]:
+    """One plan item -> one published row (images rendered and checked, or referenced)."""
+    images = []
+    for ref in row["images"]:
+        if ref["kind"] in SCANNET_KINDS and not embed_scannet:
+            images.append(None)
+            continue
+        where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
+        path = f"{ref['kind']}/{where}.{ref_extension(ref)}"
+        images.append({"bytes": checked_render(ref, sources), "path": path})
+    out = {
+        "id": row["id"],
+        "task": row["task"],
+        "task_abbr": TASK_ABBR[row["task"]],
+        "relationship": RELATIONSHIPS.index(row["relationship"]),
+        "source_dataset": "scannet" if row["task"] in SCANNET_TASKS else "coco",
+        "question": row["question"],
+        "context": row["context"],
+        "options": list(row["options"]),
+        "answer": row["answer"],
+        "answer_index": int(row["answer_index"]),
+        "num_options": len(row["options"]),
+        "prompt_order": row["prompt_order"],
+        "images": images,
+        "image_refs": [{k: ref[k] for k in REF_KEYS} for ref in row["images"]],
+        "num_images": len(row["images"]),
+        "distractor_method": row["distractor_method"],
+        "option_methods": list(row["option_methods"]),
+        "camera_poses": row["camera_poses"],
+        "pose_convention": row["pose_convention"],
+        "coord_frame": row["coord_frame"],
+        "task_extras": row["task_extras"],
+        "source_ids": list(row["source_ids"]),
+        "provenance": provenance(
+            family="mmiu",
+            params_hash=info["params_hash"],
+            seed=int(info["seed"]),
+            sources=row["sources"],
+            builder_version=str(info.get("builder_version", __version__)),
+        ),
+    }
+    if "item_id" in row:
+        out["item_id"], out["rotation"] = row["item_id"], int(row["rotation"])
+    return out
+
+
+def circular_rows(row: dict[str, Any], sources: ImageSources) -> Iterator[dict[str, Any]]:
+    for rotation in range(len(row["options"])):
+        rotated = rotate_item(row, rotation)
+        rotated["images"] = [
+            ref if "sha256" in ref else with_sha256(ref, sources) for ref in rotated["images"]
+        ]
+        yield rotated
+
+
+def batched(rows: Iterator[dict[str, Any]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+    batch, size = [], 0
+    for row in rows:
+        batch.append(row)
+        size += sum(len(i["bytes"]) for i in row["images"] if i)
+        if len(batch) >= BATCH_ROWS or size >= max_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+class MmiuPublication(Publication):
+    family = "mmiu"
+    card_template = "mmiu.md.j2"
+    audit_how = (
+        "the plan is rebuilt from the recorded ScanNet and COCO copies with the recorded "
+        "parameters, every image re-rendered and checked by sha256"
+    )
+
+    def __init__(
+        self,
+        plan_dir: str | Path,
+        shortcuts: str | Path | None = None,
+        scannet_images: str = "reference",
+        roots_override: Mapping[str, str] | None = None,
+    ):
+        if scannet_images not in SCANNET_IMAGES:
+            raise BenchsmithError(f"--scannet-images must be one of {SCANNET_IMAGES}",
+                                  fix="use reference (shareable) or embed (private use)")  # fmt: skip
+        self.plan = MmiuPlanDir.read(plan_dir, roots_override)
+        path = Path(shortcuts) if shortcuts else self.plan.path.parent / "shortcuts.json"
+        self.shortcuts = read_shortcuts(self.plan, path)
+        self.embed_scannet = scannet_images == "embed"
+        self.scannet_images = scannet_images
+        self.letters: dict[str, Counter] = {}
+
+    def input_paths(self) -> list[Path]:
+        return [self.plan.path, *(Path(r) for r in self.plan.roots.values())]
+
+    @property
+    def tasks(self) -> list[str]:
+        return [t for t in TASKS if t in self.plan.tasks]
+
+    def configs(self) -> Iterator[ConfigSpec]:
+        for task in self.tasks:
+            yield ConfigSpec(task, features_for(task), (SPLIT,),
+                             lambda split, max_bytes, task=task: self._batches(task, max_bytes))  # fmt: skip
+        yield ConfigSpec(CIRCULAR_CONFIG, features_for(CIRCULAR_CONFIG), (SPLIT,),
+                         lambda split, max_bytes: self._circular(max_bytes))  # fmt: skip
+
+    def _rows(self, task: str) -> Iterator[dict[str, Any]]:
+        counter = self.letters.setdefault(task, Counter())
+        with self.plan.image_sources() as sources:
+            for row in self.plan.rows(task):
+                counter[row["answer"]] += 1
+                yield published_row(row, self.plan.info, sources, self.embed_scannet)
+
+    def _batches(self, task: str, max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+        log(f"mmiu publish: {task}")
+        return batched(self._rows(task), max(256 * 1024, max_bytes // 4))
+
+    def _circular(self, max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+        def rows() -> Iterator[dict[str, Any]]:
+            with self.plan.image_sources() as sources:
+                for task in self.tasks:
+                    for row in self.plan.rows(task):
+                        for rotated in circular_rows(row, sources):
+                            yield published_row(rotated, self.plan.info, sources,
+                                                self.embed_scannet)  # fmt: skip
+
+        log("mmiu publish: circular")
+        return batched(rows(), max(256 * 1024, max_bytes // 4))
+
+    def build_info(self, written: list[SplitWritten]) -> dict[str, Any]:
+        info = self.plan.info
+        return {
+            "mode": info.get("mode", "rebuild"),
+            "builder_version": info.get("builder_version"),
+            "libraries": {"pillow": PIL.__version__, "datasets": datasets.__version__},
+            "params": info["config"],
+            "params_hash": info["params_hash"],
+            "seed": info["seed"],
+            "roots": dict(self.plan.roots),
+            "counts": info["counts"],
+            "skips": info.get("skips", {}),
+            "options": info["options"],
+            "shortcuts": self.shortcuts,
+            "scannet_images": self.scannet_images,
+            "plan_fingerprint": self.shortcuts["plan_fingerprint"],
+        }
+
+    def card(self, info: dict[str, Any], written: list[SplitWritten]) -> Card:
+        from benchsmith.builders.mmiu.card import mmiu_card
+
+        return mmiu_card(info)
+
+    def summary(self, info: dict[str, Any]) -> str:
+        items = sum(info["counts"].values())
+        return (
+            f"mmiu publish: {len(self.tasks)} task configs ({items} items) + circular; "
+            f"ScanNet images: {self.scannet_images}"
+        )

@@ -1,0 +1,106 @@
+"""What every task generator is handed: the config, the open sources, and shared helpers.
+
+Generators are pure given this context: every random draw comes from a generator derived from
+(seed, task, item key), so building one task, or the tasks in another order, changes nothing
+else (ARCHITECTURE.md contract 1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchsmith.builders.mmiu.config import MmiuConfig
+from benchsmith.builders.mmiu.images import ImageSources, image_ref
+from benchsmith.builders.mmiu.scenes import Scene
+from benchsmith.core.hashing import sha256_file
+from benchsmith.core.records import source_ref
+from benchsmith.core.rng import derived_rng
+from benchsmith.sources.coco.reader import CocoCaptions, CocoImage
+from benchsmith.stages.distractors import format_matrix
+
+SCANNET_LICENSE = "ScanNet Terms of Use (non-commercial research; no redistribution)"
+SCANNET_URL = "http://www.scan-net.org/"
+
+
+@dataclass
+class TaskContext:
+    config: MmiuConfig
+    sources: ImageSources
+    scenes: list[Scene] = field(default_factory=list)
+    coco: CocoCaptions | None = None
+    skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
+    _file_hashes: dict[Path, str] = field(default_factory=dict)
+
+    def rng(self, task: str, key: str) -> np.random.Generator:
+        return derived_rng(self.config.seed, "mmiu", f"{task}/{key}")
+
+    def order(self, task: str, n: int) -> list[int]:
+        """A seeded order in which a task tries its candidate slots."""
+        return [int(i) for i in derived_rng(self.config.seed, "mmiu", task).permutation(n)]
+
+    def skip(self, task: str, reason: str) -> None:
+        self.skips[(task, reason)] += 1
+
+    def pose_text(self, pose: np.ndarray) -> str:
+        return format_matrix(np.asarray(pose)[:3], self.config.options.pose_decimals)
+
+    # -- images and provenance ---------------------------------------------------------------
+
+    def color(self, scene: Scene, frame: int) -> dict[str, Any]:
+        return image_ref("scannet_color", scene=scene.scene_id, frame=frame)
+
+    def depth(self, scene: Scene, frame: int) -> dict[str, Any]:
+        return image_ref(
+            "scannet_depth",
+            scene=scene.scene_id,
+            frame=frame,
+            max_m=self.config.options.depth_display_max_m,
+        )
+
+    def frame_source(self, scene: Scene, frame: int) -> dict[str, str]:
+        """One frame of a ``.sens`` stream: its sha256 covers the frame's colour and depth
+        payloads, which the audit re-reads with one seek (the stream is never hashed whole)."""
+        reader = self.sources.reader(scene.scene_id)
+        digest = hashlib.sha256(reader.color_bytes(frame))
+        digest.update(reader.depth_bytes(frame))
+        return source_ref(
+            dataset="scannet",
+            split="v2",
+            id=f"{scene.scene_id}/frame/{frame}",
+            file=f"scans/{scene.scene_id}/{scene.scene_id}.sens",
+            sha256=digest.hexdigest(),
+            license=SCANNET_LICENSE,
+            url=SCANNET_URL,
+        )
+
+    def scene_file_source(self, scene: Scene, suffix: str) -> dict[str, str]:
+        path = scene.directory / f"{scene.scene_id}{suffix}"
+        return self.file_source("scannet", path, f"scans/{scene.scene_id}/{path.name}",
+                                scene.scene_id, SCANNET_LICENSE, SCANNET_URL)  # fmt: skip
+
+    def file_source(
+        self, dataset: str, path: Path, relative: str, ident: str, license: str, url: str
+    ) -> dict[str, str]:
+        if path not in self._file_hashes:
+            self._file_hashes[path] = sha256_file(path)
+        return source_ref(dataset=dataset, split="v2" if dataset == "scannet" else "val2014",
+                          id=ident, file=relative, sha256=self._file_hashes[path],
+                          license=license, url=url)  # fmt: skip
+
+    def coco_source(self, image: CocoImage) -> dict[str, str]:
+        assert self.coco is not None and self.sources.coco_images is not None
+        path = self.sources.coco_images / image.file_name
+        return self.file_source(
+            "coco",
+            path,
+            f"val2014/{image.file_name}",
+            str(image.image_id),
+            self.coco.license_name(image.license) or "",
+            image.flickr_url or image.coco_url or "",
+        )
