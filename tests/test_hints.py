@@ -13,6 +13,7 @@ import ast
 import re
 from pathlib import Path
 
+from benchsmith.builders import FAMILIES
 from benchsmith.cli import build_parser
 from benchsmith.commands import VERBS
 from benchsmith.commands.params_check import params_schema
@@ -21,7 +22,7 @@ from benchsmith.sources import SOURCES
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchsmith"
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
-TOP_LEVEL = ("profile", "version", "seed", "images", "sources", "mmneedle", "vlicl", "curate")
+TOP_LEVEL = ("profile", "version", "seed", "images", "sources", *FAMILIES.names(), "curate")
 EXTERNAL_FLAGS = {"--force-reinstall"}  # pip's, in a "pip install ..." hint
 DOTTED = re.compile(rf"\b(?:{'|'.join(TOP_LEVEL)})(?:\.[a-z_]+)+")
 

@@ -26,6 +26,7 @@ from benchsmith.core.progress import quietly
 from benchsmith.publish.roots import resolve_roots
 
 BUILD_FACTS = ("code_revision", "builder_version")
+DATASET_ROOTS = {"scannet": "scannet", "coco": "coco", "mmiu-release": "release"}
 
 
 def digests(row: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +53,7 @@ class MmiuAuditor(RowAuditor):
     def source_path(self, source: Mapping[str, Any]) -> Path | None:
         if source["file"].endswith(".sens"):
             return None  # one frame of a stream: re-read and re-hashed by the rebuild
-        root = self.roots.get(source["dataset"])
+        root = self.roots.get(DATASET_ROOTS.get(source["dataset"], source["dataset"]))
         return None if root is None else Path(root) / source["file"]
 
     def check_dataset(self, report: AuditReport) -> None:
@@ -71,8 +72,8 @@ class MmiuAuditor(RowAuditor):
         from benchsmith.builders.mmiu.publication import circular_rows, published_row
 
         config = config_from_dict(self.info["params"])
-        scannet, coco = self.roots.get("scannet"), self.roots.get("coco")
-        sources = MmiuSources(Path(scannet) if scannet else None, Path(coco) if coco else None)
+        scannet, coco, release = (self.roots.get(k) for k in ("scannet", "coco", "release"))
+        sources = MmiuSources(*(Path(r) if r else None for r in (scannet, coco, release)))
         embed = self.info.get("scannet_images") == "embed"
         expected: dict[str, dict[str, dict[str, Any]]] = {}
         with tempfile.TemporaryDirectory(prefix="benchsmith-audit-") as scratch, quietly():

@@ -15,18 +15,22 @@ def shortcut_rows(info: dict[str, Any]) -> list[dict[str, Any]]:
     for task, report in info["shortcuts"]["tasks"].items():
         rules = {r["name"]: r for r in report["rules"]}
         best = rules[report["best_rule"]]
-        rows.append({"task": task, "items": report["items"], "chance": report["chance"],
+        rows.append({"task": task, "n_items": report["items"], "chance": report["chance"],
                      "best": best, "verdict": report["verdict"],
+                     "why": "; ".join(report.get("why") or []) or "-",
                      "text_only": next((r for n, r in rules.items()
                                         if n.startswith("text_only_llm")), None)})  # fmt: skip
     return rows
 
 
 def mmiu_card(info: dict[str, Any]) -> Card:
-    tasks = [t for t in TASKS if t in info["counts"]]
-    scannet = any(t in SCANNET_TASKS for t in tasks)
+    ingest = info["mode"] == "ingest"
+    tasks = list(info["counts"]) if ingest else [t for t in TASKS if t in info["counts"]]
+    scannet = ingest or any(t in SCANNET_TASKS for t in tasks)
     metadata = {
-        "pretty_name": "MMIU (benchsmith rebuild: ScanNet and COCO tasks)",
+        "pretty_name": "MMIU (official release, ingested by benchsmith)"
+        if ingest
+        else "MMIU (benchsmith rebuild: ScanNet and COCO tasks)",
         "license": "other",
         "license_name": "mmiu-rebuild-scannet-tou-coco-flickr",
         "language": ["en"],
@@ -38,6 +42,7 @@ def mmiu_card(info: dict[str, Any]) -> Card:
         "info": info,
         "tasks": tasks,
         "relationship": TASK_RELATIONSHIP,
+        "ingest": ingest,
         "abbr": TASK_ABBR,
         "shortcuts": shortcut_rows(info),
         "circular": info["configs"].get(CIRCULAR_CONFIG, {}),

@@ -22,7 +22,7 @@ DEFAULT_SOURCES = {
     "scannet": Path("data/sources/scannet/ScanNet"),
     "coco": Path("data/sources/coco"),
 }
-ROOT_NAMES = ("scannet", "coco")
+ROOT_NAMES = ("scannet", "coco", "release")
 
 
 def add_roots_option(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +56,13 @@ def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("--coco", type=Path, metavar="DIR",
                       help="COCO root holding annotations/ and val2014/ (default: "
                       f"mmiu.sources.coco, {DEFAULT_SOURCES['coco']})")  # fmt: skip
+    plan.add_argument("--mode", choices=("rebuild", "ingest"),
+                      help="rebuild: our construction from ScanNet and COCO (default, "
+                      "mmiu.mode); ingest: read the official MMIU release into the same schema "
+                      "and flag its known faults")  # fmt: skip
+    plan.add_argument("--ingest-dir", type=Path, metavar="DIR",
+                      help="the unzipped official release: all.parquet and the relationship "
+                      "image folders (ingest mode; default: mmiu.sources.ingest_dir)")  # fmt: skip
     plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
     plan.add_argument("--seed", type=int, metavar="S",
                       help="build seed (default: mmiu.seed, else the params seed)")  # fmt: skip
@@ -72,7 +79,11 @@ def mmiu_config(params: dict[str, Any], args: argparse.Namespace):
     if seed is None:
         seed = settings.get("seed") if settings.get("seed") is not None else params.get("seed")
     return MmiuConfig.from_params(
-        settings, profile_of(params), seed=seed, tasks=getattr(args, "tasks", None)
+        settings,
+        profile_of(params),
+        seed=seed,
+        tasks=getattr(args, "tasks", None),
+        mode=getattr(args, "mode", None),
     )
 
 
@@ -86,8 +97,11 @@ def run_plan(args: argparse.Namespace) -> int:
         for name, flag in (("scannet", args.scannet), ("coco", args.coco))
     }
     config = mmiu_config(params, args)
-    summary = build_mmiu(config, MmiuSources(Path(folders["scannet"]), Path(folders["coco"])),
-                         args.out)  # fmt: skip
+    release = args.ingest_dir or configured.get("ingest_dir")
+    sources = MmiuSources(
+        Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
+    )
+    summary = build_mmiu(config, sources, args.out)
     log(f"mmiu plan: {sum(summary.counts.values())} items in {len(summary.counts)} tasks "
         f"-> {args.out}")  # fmt: skip
     print_json({"counts": summary.counts, "skips": summary.skips}, args.json)
@@ -134,12 +148,16 @@ def run_check(args: argparse.Namespace) -> int:
     report = check_plan(args.plan_dir, gate, out, client)
     summary = {task: r["verdict"] for task, r in report["tasks"].items()}
     for task, r in report["tasks"].items():
+        why = f"; {', '.join(r['why'])}" if r["why"] else ""
         log(f"mmiu check: {task}: {r['verdict']} (chance {r['chance']:.3f}, best blind rule "
-            f"{r['best_rule']} lift {r['best_lift']:+.3f})")  # fmt: skip
+            f"{r['best_rule']} lift {r['best_lift']:+.3f}{why})")  # fmt: skip
     write_metrics(args.metrics, {"failed": len(report["failed"]),
                                  "best_lift": {t: r["best_lift"]
                                                for t, r in report["tasks"].items()}})  # fmt: skip
     print_json(summary, args.json, sort_keys=True)
+    if report["failing_in_release"]:
+        log(f"mmiu check: the ingested release fails the gate in {report['failing_in_release']} "
+            "(reported in the card; an ingest is described, not gated)")  # fmt: skip
     if report["failed"]:
         log(f"mmiu check: FAILED {report['failed']}: a blind rule beats chance (report: {out}); "
             "fix the distractors or list the config in mmiu.shortcuts.allow")  # fmt: skip
@@ -150,8 +168,10 @@ def run_check(args: argparse.Namespace) -> int:
 def add_rehydrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", type=Path, metavar="DATASET",
                         help="a published MMIU folder whose ScanNet images are references")  # fmt: skip
-    parser.add_argument("--scannet", type=Path, required=True, metavar="DIR",
-                        help="your ScanNet v2 root (holding scans/)")  # fmt: skip
+    parser.add_argument("--scannet", type=Path, metavar="DIR",
+                        help="your ScanNet v2 root (holding scans/), for a rebuilt dataset")  # fmt: skip
+    parser.add_argument("--release", type=Path, metavar="DIR",
+                        help="your copy of the official release, for an ingested dataset")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the new folder, every image embedded (not for sharing)")  # fmt: skip
     parser.add_argument("--max-shard-mb", type=float, default=256.0, metavar="MiB",
@@ -161,7 +181,7 @@ def add_rehydrate_arguments(parser: argparse.ArgumentParser) -> None:
 def run_rehydrate(args: argparse.Namespace) -> int:
     from benchsmith.builders.mmiu.rehydrate import rehydrate
 
-    rehydrate(args.dataset, args.scannet, args.out, args.max_shard_mb)
+    rehydrate(args.dataset, args.scannet, args.out, args.max_shard_mb, release=args.release)
     return 0
 
 

@@ -12,7 +12,9 @@ ScanNet copy. The kinds:
 - ``scannet_marked``: a colour frame as PNG with labelled points drawn on it;
 - ``coco_piece``: one cell of a COCO image cut into a grid, as PNG;
 - ``coco_transformed``: a square crop of a COCO image mirrored, rotated and scaled about its
-  centre, as PNG (the identity transform gives the untransformed image).
+  centre, as PNG (the identity transform gives the untransformed image);
+- ``release_file``: a file of the official MMIU release, as it is (ingest mode; ``scannet``
+  in its params marks the ScanNet-derived ones).
 
 Colour frames stay JPEG (their bytes are the source's); everything rendered is PNG, so every
 option of an item has one encoding. A reference carries the sha256 of the bytes it renders
@@ -56,7 +58,14 @@ def ref_params(ref: dict[str, Any]) -> dict[str, Any]:
 
 
 def ref_extension(ref: dict[str, Any]) -> str:
+    if ref["kind"] == "release_file":
+        return Path(ref["file"]).suffix.lstrip(".").lower()
     return "jpg" if ref["kind"] == "scannet_color" else "png"
+
+
+def is_scannet(ref: dict[str, Any]) -> bool:
+    """Whether an image is ScanNet data (kept as a reference in licence-safe publishing)."""
+    return ref["kind"] in SCANNET_KINDS or bool(ref_params(ref).get("scannet"))
 
 
 def describe_ref(ref: dict[str, Any]) -> str:
@@ -74,6 +83,7 @@ class ImageSources:
 
     scannet: Path | None = None
     coco_images: Path | None = None
+    release: Path | None = None
     open_limit: int = 8
     _readers: OrderedDict = field(default_factory=OrderedDict)
     _depth_cache: OrderedDict = field(default_factory=OrderedDict)
@@ -121,6 +131,24 @@ class ImageSources:
                 fix="pass the COCO root (holding val2014/): --coco DIR, or --root coco=DIR",
             )
         return self.coco_images / file
+
+    def release_bytes(self, file: str) -> bytes:
+        if self.release is None:
+            raise SourceError(
+                f"release image {file} is needed but no MMIU release folder was given",
+                fix="pass the release folder: --ingest-dir DIR, or --root release=DIR",
+            )
+        path = self.release / file
+        if not path.is_file():
+            raise SourceError("release image missing", path=path, fix="restore the release")
+        return path.read_bytes()
+
+    def source_path(self, ref: dict[str, Any]) -> Path | None:
+        """The file or stream a reference is rendered from (for messages)."""
+        if ref["scene"]:
+            return self.sens_path(ref["scene"]) if self.scannet else None
+        folder = self.release if ref["kind"] == "release_file" else self.coco_images
+        return folder / ref["file"] if folder else None
 
     def coco_rgb(self, file: str) -> Image.Image:
         from benchsmith.images.decode import decode_rgb
@@ -214,6 +242,8 @@ def render_image(ref: dict[str, Any], sources: ImageSources) -> bytes:
         cw, ch = width // grid, height // grid
         row, col = divmod(cell, grid)
         return png_bytes(image.crop((col * cw, row * ch, (col + 1) * cw, (row + 1) * ch)))
+    if kind == "release_file":
+        return sources.release_bytes(ref["file"])
     if kind == "coco_transformed":
         image = sources.coco_rgb(ref["file"])
         picture = transform_picture(
@@ -233,9 +263,7 @@ def checked_render(ref: dict[str, Any], sources: ImageSources) -> bytes:
     if sha256_bytes(data) != ref["sha256"]:
         raise SourceError(
             f"{describe_ref(ref)} renders to other bytes than the build recorded",
-            path=sources.sens_path(ref["scene"])
-            if ref["scene"]
-            else sources.coco_path(ref["file"]),
+            path=sources.source_path(ref),
             fix="use the source copy the dataset was built from (same scene files, same images)",
         )
     return data

@@ -60,9 +60,13 @@ class MmiuPlanDir:
         return params_hash({f: sha256_file(self.path / f) for f in files})
 
     def image_sources(self) -> ImageSources:
-        scannet = self.roots.get("scannet")
-        coco = self.roots.get("coco")
+        scannet, coco, release = (self.roots.get(k) for k in ("scannet", "coco", "release"))
         return ImageSources(
             scannet=Path(scannet) if scannet else None,
             coco_images=Path(coco) / "val2014" if coco else None,
+            release=Path(release) if release else None,
         )
+
+    @property
+    def mode(self) -> str:
+        return str(self.info.get("mode", "rebuild"))

@@ -40,9 +40,9 @@ from benchsmith.builders.mmiu.config import (
 )
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG, SPLIT, features_for
 from benchsmith.builders.mmiu.images import (
-    SCANNET_KINDS,
     ImageSources,
     checked_render,
+    is_scannet,
     ref_extension,
     with_sha256,
 )
@@ -63,7 +63,7 @@ def read_shortcuts(plan: MmiuPlanDir, path: Path) -> dict[str, Any]:
     report = json.loads(path.read_text(encoding="utf-8"))
     if report.get("plan_fingerprint") != plan.fingerprint():
         raise BenchsmithError("the shortcut report was made for another plan", path=path, fix=fix)
-    if report.get("failed"):
+    if report.get("failed") and plan.mode == "rebuild":
         raise BenchsmithError(
             f"config(s) {report['failed']} failed the shortcut check: a blind rule beats chance",
             path=path,
@@ -79,7 +79,7 @@ def published_row(
     """One plan item -> one published row (images rendered and checked, or referenced)."""
     images = []
     for ref in row["images"]:
-        if ref["kind"] in SCANNET_KINDS and not embed_scannet:
+        if is_scannet(ref) and not embed_scannet:
             images.append(None)
             continue
         where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
@@ -88,9 +88,10 @@ def published_row(
     out = {
         "id": row["id"],
         "task": row["task"],
-        "task_abbr": TASK_ABBR[row["task"]],
+        "task_abbr": TASK_ABBR.get(row["task"], ""),
         "relationship": RELATIONSHIPS.index(row["relationship"]),
-        "source_dataset": "scannet" if row["task"] in SCANNET_TASKS else "coco",
+        "source_dataset": row.get("source_dataset")
+        or ("scannet" if row["task"] in SCANNET_TASKS else "coco"),
         "question": row["question"],
         "context": row["context"],
         "options": list(row["options"]),
@@ -113,6 +114,7 @@ def published_row(
             params_hash=info["params_hash"],
             seed=int(info["seed"]),
             sources=row["sources"],
+            decisions=row.get("decisions") or [],
             builder_version=str(info.get("builder_version", __version__)),
         ),
     }
@@ -172,6 +174,8 @@ class MmiuPublication(Publication):
 
     @property
     def tasks(self) -> list[str]:
+        if self.plan.mode == "ingest":
+            return list(self.plan.tasks)
         return [t for t in TASKS if t in self.plan.tasks]
 
     def configs(self) -> Iterator[ConfigSpec]:
@@ -220,6 +224,7 @@ class MmiuPublication(Publication):
             "shortcuts": self.shortcuts,
             "scannet_images": self.scannet_images,
             "plan_fingerprint": self.shortcuts["plan_fingerprint"],
+            **({"ingest": info["ingest"]} if "ingest" in info else {}),
         }
 
     def card(self, info: dict[str, Any], written: list[SplitWritten]) -> Card:

@@ -29,7 +29,7 @@ def filled(row: dict[str, Any], sources: ImageSources) -> dict[str, Any]:
     images = []
     for image, ref in zip(row["images"], row["image_refs"], strict=True):
         if image is None:
-            where = f"{ref['scene']}/{ref['frame']}"
+            where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
             image = {"bytes": checked_render(ref, sources),
                      "path": f"{ref['kind']}/{where}.{ref_extension(ref)}"}  # fmt: skip
         images.append(image)
@@ -44,7 +44,7 @@ class RehydratedPublication(Publication):
         "parameters, every image re-rendered and checked by sha256"
     )
 
-    def __init__(self, dataset: Path, scannet: Path):
+    def __init__(self, dataset: Path, scannet: Path | None, release: Path | None = None):
         from benchsmith.hf.reader import read_build_info
 
         self.dataset = Path(dataset)
@@ -52,13 +52,19 @@ class RehydratedPublication(Publication):
         if self.info.get("family") != "mmiu":
             raise BenchsmithError(f"{self.dataset} is a {self.info.get('family')} dataset, not "
                                   "MMIU", path=self.dataset, fix="pass a published MMIU folder")  # fmt: skip
-        if not (Path(scannet) / "scans").is_dir():
+        ingested = self.info.get("mode") == "ingest"
+        if ingested and (release is None or not (Path(release) / "all.parquet").is_file()):
+            raise BenchsmithError("this dataset was ingested from the MMIU release: pass --release "
+                                  "DIR, your copy of it (holding all.parquet)", path=release,
+                                  fix="pass --release DIR")  # fmt: skip
+        if not ingested and (scannet is None or not (Path(scannet) / "scans").is_dir()):
             raise BenchsmithError("no scans/ folder in the ScanNet copy", path=scannet,
-                                  fix="pass the ScanNet v2 root (the folder holding scans/)")  # fmt: skip
-        self.scannet = Path(scannet)
+                                  fix="pass --scannet DIR, the ScanNet v2 root (holding scans/)")  # fmt: skip
+        self.scannet = Path(scannet) if scannet else None
+        self.release = Path(release) if release else None
 
     def input_paths(self) -> list[Path]:
-        return [self.dataset, self.scannet]
+        return [self.dataset, *(p for p in (self.scannet, self.release) if p)]
 
     def configs(self) -> Iterator[ConfigSpec]:
         for config in self.info["configs"]:
@@ -68,14 +74,16 @@ class RehydratedPublication(Publication):
     def _rows(self, config: str) -> Iterator[list[dict[str, Any]]]:
         from benchsmith.hf.reader import iter_row_batches
 
-        with ImageSources(scannet=self.scannet) as sources:
+        with ImageSources(scannet=self.scannet, release=self.release) as sources:
             for _, rows in iter_row_batches(self.dataset, config, SPLIT, batch_size=32):
                 yield [filled(row, sources) for row in rows]
 
     def build_info(self, written: list[SplitWritten]) -> dict[str, Any]:
         family = {k: v for k, v in self.info.items() if k not in PUBLISHER_KEYS}
         roots = resolve_roots(self.info.get("roots"), self.dataset)
-        roots["scannet"] = str(self.scannet.absolute())
+        for name, folder in (("scannet", self.scannet), ("release", self.release)):
+            if folder is not None:
+                roots[name] = str(folder.absolute())
         return {**family, "roots": roots, "scannet_images": "embed",
                 "rehydrated_from": {"version": self.info.get("version"),
                                     "code_revision": self.info.get("code_revision")}}  # fmt: skip
@@ -89,8 +97,14 @@ class RehydratedPublication(Publication):
         return "mmiu rehydrate: ScanNet images embedded from your copy (keep this folder private)"
 
 
-def rehydrate(dataset: Path, scannet: Path, out: Path, max_shard_mb: float = 256.0) -> None:
+def rehydrate(
+    dataset: Path,
+    scannet: Path | None,
+    out: Path,
+    max_shard_mb: float = 256.0,
+    release: Path | None = None,
+) -> None:
     from benchsmith.publish.publisher import publish
 
-    publication = RehydratedPublication(dataset, scannet)
+    publication = RehydratedPublication(dataset, scannet, release)
     publish(publication, out, str(publication.info.get("version", "0.0.0")), max_shard_mb)

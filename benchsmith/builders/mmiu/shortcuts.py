@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,17 +95,26 @@ def rule_results(rows: list[dict[str, Any]], gate: ShortcutGate) -> list[RuleRes
     return out
 
 
+IMAGE_OPTION = re.compile(r"^image \d+$", re.IGNORECASE)
+
+
 def image_option_kinds(rows: list[dict[str, Any]]) -> dict[str, int]:
-    """Items whose option images are not all one kind of image from one source."""
+    """Items whose option images are not all one kind of image, from one source, in one file
+    type (the release's 3DSR gold was its only ``.jpg``)."""
+    from benchsmith.builders.mmiu.images import ref_extension
+
     mixed = 0
     checked = 0
     for row in rows:
-        if row.get("option_kind") != "image":
+        is_image = row.get("option_kind") == "image" or all(
+            IMAGE_OPTION.match(o.strip()) for o in row["options"]
+        )
+        if not is_image or len(row["images"]) < len(row["options"]):
             continue
         checked += 1
         first = len(row["images"]) - len(row["options"])
         candidates = row["images"][first:]
-        if len({(c["kind"], c["scene"], c["params"]) for c in candidates}) != 1:
+        if len({(c["kind"], c["scene"], c["params"], ref_extension(c)) for c in candidates}) != 1:
             mixed += 1
     return {"items": checked, "mixed_kind": mixed}
 
@@ -155,9 +165,21 @@ def check_task(
         and options["mixed_formats"] == 0
         and images["mixed_kind"] == 0
     )
+    problems = {
+        "gold_among_distractors": options["gold_among_distractors"],
+        "duplicate_options": options["duplicate_options"],
+        "mixed_formats": options["mixed_formats"],
+        "option_images_of_mixed_kind_or_file_type": images["mixed_kind"],
+    }
+    why = [f"blind rule {name}" for name in failing] + [
+        f"{count} item(s) with {what.replace('_', ' ')}"
+        for what, count in problems.items()
+        if count
+    ]
     return {
         "task": task,
         "items": len(rows),
+        "why": why,
         "chance": round(results[0].chance, 6),
         "rules": [r.as_dict() for r in results],
         "best_rule": best.name,
@@ -179,8 +201,10 @@ def check_plan(
     """Check every task of a plan; writes the report (also when a config fails)."""
     plan = MmiuPlanDir.read(plan_dir)
     tasks = {task: check_task(list(plan.rows(task)), gate, client) for task in plan.tasks}
+    failing = [t for t, r in tasks.items() if r["verdict"] == "fail"]
     report = {
         "plan_fingerprint": plan.fingerprint(),
+        "mode": plan.mode,
         "gate": {
             "max_gain": gate.max_gain,
             "confidence": gate.confidence,
@@ -188,7 +212,9 @@ def check_plan(
             "text_only_model": gate.text_only_model,
         },  # fmt: skip
         "tasks": tasks,
-        "failed": [t for t, r in tasks.items() if r["verdict"] == "fail"],
+        # an ingested release is described, not gated: its failures are findings
+        "failed": failing if plan.mode == "rebuild" else [],
+        "failing_in_release": failing if plan.mode == "ingest" else [],
     }
     atomic_write_text(out_path, json.dumps(report, indent=2, sort_keys=True) + "\n")
     return report
