@@ -103,8 +103,7 @@ def image_option_kinds(rows: list[dict[str, Any]]) -> dict[str, int]:
     type (the release's 3DSR gold was its only ``.jpg``)."""
     from benchsmith.builders.mmiu.images import ref_extension
 
-    mixed = 0
-    checked = 0
+    mixed = checked = same_pixels = 0
     for row in rows:
         is_image = row.get("option_kind") == "image" or all(
             IMAGE_OPTION.match(o.strip()) for o in row["options"]
@@ -116,7 +115,8 @@ def image_option_kinds(rows: list[dict[str, Any]]) -> dict[str, int]:
         candidates = row["images"][first:]
         if len({(c["kind"], c["scene"], c["params"], ref_extension(c)) for c in candidates}) != 1:
             mixed += 1
-    return {"items": checked, "mixed_kind": mixed}
+        same_pixels += len({c["sha256"] for c in candidates}) != len(candidates)
+    return {"items": checked, "mixed_kind": mixed, "repeated_image": same_pixels}
 
 
 def text_only_result(
@@ -164,12 +164,14 @@ def check_task(
         and options["duplicate_options"] == 0
         and options["mixed_formats"] == 0
         and images["mixed_kind"] == 0
+        and images["repeated_image"] == 0
     )
     problems = {
         "gold_among_distractors": options["gold_among_distractors"],
         "duplicate_options": options["duplicate_options"],
         "mixed_formats": options["mixed_formats"],
         "option_images_of_mixed_kind_or_file_type": images["mixed_kind"],
+        "the_same_image_twice_among_options": images["repeated_image"],
     }
     why = [f"blind rule {name}" for name in failing] + [
         f"{count} item(s) with {what.replace('_', ' ')}"

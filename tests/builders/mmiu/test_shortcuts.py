@@ -87,3 +87,18 @@ def test_a_text_only_model_is_asked_without_images(mmiu_plan, tmp_path):
                                      cache_dir=tmp_path / "cache"))  # fmt: skip
         result = check_task(rows, ShortcutGate(text_only_model="guess"), client)
     assert result["verdict"] == "pass" and result["text_only"]["unparsed"] == 0
+
+
+def test_image_options_must_be_one_kind_and_all_different(mmiu_plan):
+    rows = [json.loads(line) for line in
+            (mmiu_plan / "items" / "3d_depth_estimation.jsonl").read_text().splitlines()]  # fmt: skip
+    assert check_task(rows, ShortcutGate())["verdict"] == "pass"
+    twice = [dict(r) for r in rows]
+    twice[0] = {**twice[0], "images": [*twice[0]["images"][:-1], twice[0]["images"][-2]]}
+    result = check_task(twice, ShortcutGate())
+    assert result["option_images"]["repeated_image"] == 1 and result["verdict"] == "fail"
+    assert "1 item(s) with the same image twice among options" in result["why"]
+    jpg = [dict(r) for r in rows]
+    jpg[1] = {**jpg[1], "images": [*jpg[1]["images"][:-1], {**rows[1]["images"][0]}]}
+    result = check_task(jpg, ShortcutGate())  # a colour JPEG among depth PNGs
+    assert result["option_images"]["mixed_kind"] == 1 and result["verdict"] == "fail"
