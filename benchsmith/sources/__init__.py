@@ -11,4 +11,5 @@ SOURCES = Registry(
     Entry("miniimagenet", "benchsmith.sources.miniimagenet.source", "MINIIMAGENET"),
     Entry("clevr", "benchsmith.sources.clevr.source", "CLEVR"),
     Entry("scannet", "benchsmith.sources.scannet.source", "SCANNET"),
+    Entry("exams", "benchsmith.sources.exams.source", "EXAMS"),
 )

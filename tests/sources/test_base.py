@@ -13,7 +13,13 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.outputs import MARKER
 from benchsmith.sources import SOURCES
 
-SAMPLE_OPTIONS = {"coco": {"n_images": 40}, "miniimagenet": {}, "clevr": {}, "scannet": {}}
+SAMPLE_OPTIONS = {
+    "coco": {"n_images": 40},
+    "miniimagenet": {},
+    "clevr": {},
+    "scannet": {},
+    "exams": {},
+}
 
 
 def tree_hashes(root: Path) -> dict[str, str]:
