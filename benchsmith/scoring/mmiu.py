@@ -4,7 +4,7 @@ Predictions: JSONL, ``{"id": "3d_pose_estimation_00003", "response": "B"}`` (``s
 accepted for ``id``; ``model`` is read in ``--legacy`` mode). Gold: the published ``answer``
 letter; only the text columns are read, never the images.
 
-Default policy (:func:`benchsmith.scoring.mmiu_parse.extract_letter`): exact letter, answer
+Default policy (:func:`benchsmith.scoring.option_letters.extract_letter`): exact letter, answer
 patterns, a unique option text, then (``--judge-model``) an LLM judge through the one client
 (cached replies, the model recorded in the report); anything else is wrong and counted as
 unparsed. Every sample of the config is scored: a missing row or a null response is wrong.
@@ -30,13 +30,13 @@ from typing import Any
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
 from benchsmith.scoring.mmiu_parse import (
-    extract_letter,
     legacy_choice,
     legacy_correct,
     legacy_judge_prompt,
     legacy_options_text,
     legacy_prediction,
 )
+from benchsmith.scoring.option_letters import extract_letter
 from benchsmith.scoring.predictions import prediction_lines
 
 SPLIT = "test"

@@ -124,7 +124,7 @@ def text_only_result(
 ) -> tuple[RuleResult, dict[str, Any]]:
     """Ask a model each item without its images; unparsed replies count as wrong."""
     from benchsmith.core.llm import require_ok, user_message
-    from benchsmith.scoring.mmiu_parse import extract_letter
+    from benchsmith.scoring.option_letters import extract_letter
 
     messages = [
         [user_message(full_prompt(r["question"], r["context"], r["prompt_order"]), ())]
