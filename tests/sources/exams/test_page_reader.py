@@ -1,0 +1,72 @@
+"""Scanned pages to questions: the sample pages in every variant, against what was drawn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from benchsmith.core.errors import SourceError
+from benchsmith.images.ocr import ocr_backend
+from benchsmith.sources.exams.page_reader import box_iou, read_page
+from benchsmith.sources.exams.pages_sample import PAGES, ROTATION_DEG, VARIANTS, write_sample_pages
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("pages")
+    write_sample_pages(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def read(pages) -> dict:
+    backend = ocr_backend("tesseract")
+    return {(p, v): read_page(pages / f"{p}.{v}.png", backend) for p in PAGES for v in VARIANTS}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_questions_blanks_and_figures_are_found_in_every_variant(pages, read, variant):
+    manifest = json.loads((pages / "pages.json").read_text())
+    for name, drawn in PAGES.items():
+        page = read[(name, variant)]
+        assert [q.number for q in page.questions] == [q.number for q in drawn]
+        assert [q.blanks for q in page.questions] == [q.blanks for q in drawn]
+        figures = manifest["pages"][name]["figures"]["clean"]  # the page is deskewed first
+        assert len(page.figures) == len(figures)
+        for found, truth in zip(page.figures, figures, strict=True):
+            assert box_iou(found, truth) > 0.6
+        owners = [q.number for q in page.questions if q.figures]
+        assert owners == [q.number for q in drawn if q.figure]
+        expected = ROTATION_DEG if variant == "rotated" else 0.0
+        assert abs(page.skew_deg - expected) <= 0.35
+
+
+def test_blanks_sit_where_they_were_printed_and_figures_are_cropped(read):
+    page = read[("page_001", "clean")]
+    second = page.questions[1].markdown()
+    assert second.startswith("2. ") and second.count("[MASK]") == 2
+    assert second.index("在于[MASK]") < second.index("一日")
+    first = page.questions[0].markdown()
+    assert "[IMAGE_1]" in first and "三角形ABC" in first
+    import io
+
+    crop = Image.open(io.BytesIO(page.figure_png[0]))
+    assert crop.width > 150 and crop.height > 120
+
+
+def test_bad_pages_are_named(tmp_path):
+    backend = ocr_backend("tesseract")
+    broken = tmp_path / "page.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    with pytest.raises(SourceError) as error:
+        read_page(broken, backend)
+    assert "page.png" in str(error.value)
+    blank = tmp_path / "blank.png"
+    Image.new("L", (400, 300), 255).save(blank)
+    with pytest.raises(SourceError, match="OCR found no text"):
+        read_page(blank, backend)
+    with pytest.raises(SourceError, match="page image missing"):
+        read_page(tmp_path / "absent.png", backend)
