@@ -5,7 +5,8 @@ question pages (:mod:`.html_sample`), ``OUT/pages/`` scanned exam pages with the
 (:mod:`.pages_sample`). ``sample`` writes all three; ``link`` takes your copy of the release
 (the unzipped folder, linked, or ``MULTI_v*_release.zip``, extracted with path checks) or an
 exams folder in this layout (each part linked); ``check``
-reads what is there and counts it.
+reads what is there and counts it; ``fetch`` downloads the release zip from its Hugging Face
+repository (:mod:`.fetch`) and extracts it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import SourceError
-from benchsmith.sources.base import Source
+from benchsmith.sources.base import Option, Source
 
 RELEASE_DIRNAME, HTML_DIRNAME, PAGES_DIRNAME = "release", "html", "pages"
 LINK_FIX = "point at the unzipped MULTI release (holding problem_v*.json) or its zip"
@@ -98,7 +99,14 @@ class ExamsSource(Source):
         "OUT/release/{problem_v*.json,knowledge_v*.json,hard_list_v*.json,*.csv,images/}, "
         "OUT/html/*.html + img/, OUT/pages/<page>.<variant>.png + .gt.txt + pages.json"
     )
-    verbs = ("sample", "link", "check", "prepare")
+    verbs = ("sample", "fetch", "link", "check", "prepare")
+    fetch_options = (
+        Option("repo", "Hugging Face dataset repository", str, "OpenDFM/MULTI-Benchmark"),
+        Option("filename", "the release zip in it", str, "MULTI_v1.3.1_20251016_release.zip"),
+        Option("revision", "a commit id to pin (default: main)", str),
+        Option("lock", "lock file with the zip's size, sha256 and commit", Path, "multi.lock.json"),
+        Option("download_dir", "where the zip is kept for reruns (default: OUT/downloads)", Path),
+    )
 
     def sample(self, out: Path, *, seed: int, **_: Any) -> Path:
         from benchsmith.core.atomic import atomic_directory
@@ -112,6 +120,12 @@ class ExamsSource(Source):
             write_sample_html(staging / HTML_DIRNAME)
             (staging / PAGES_DIRNAME).mkdir()
             write_sample_pages(staging / PAGES_DIRNAME, seed=seed)
+        return Path(out)
+
+    def fetch(self, out: Path, **options: Any) -> Path:
+        from benchsmith.sources.exams.fetch import fetch_multi_release
+
+        fetch_multi_release(out, **{k: v for k, v in options.items() if v is not None})
         return Path(out)
 
     def link(self, src: Path, out: Path) -> Path:
