@@ -23,11 +23,19 @@ LINK_FIX = "point at the unzipped MULTI release (holding problem_v*.json) or its
 
 
 def _release_root(folder: Path) -> Path | None:
-    """The folder holding ``problem_v*.json``: ``folder`` or one level below (a zip's top
-    folder, or the README's ``data/``)."""
+    """The folder holding ``problem_v*.json``: ``folder`` itself, or the one folder below it
+    that does (a zip's top folder, the README's ``data/``); None when there is none, and an
+    error when several folders below it could be meant."""
     if any(folder.glob("problem_v*.json")):
         return folder
-    below = sorted(p.parent for p in folder.glob("*/problem_v*.json"))
+    below = sorted({p.parent for p in folder.glob("*/problem_v*.json")})
+    if len(below) > 1:
+        raise SourceError(
+            f"{len(below)} folders below this one hold a MULTI release "
+            f"({', '.join(b.name for b in below[:3])}...)",
+            path=folder,
+            fix="point at the release folder itself",
+        )
     return below[0] if below else None
 
 

@@ -113,6 +113,11 @@ def test_linking_a_folder_or_a_zip(release, tmp_path):
     assert not (tmp_path / "escape.json").exists()
     with pytest.raises(SourceError, match="not a MULTI release"):
         link_local_release(tmp_path / "a" / "release" / "images", tmp_path / "d")
+    (tmp_path / "two").mkdir()
+    for name in ("x", "y"):
+        shutil.copytree(release, tmp_path / "two" / name)
+    with pytest.raises(SourceError, match="2 folders below this one hold a MULTI release"):
+        link_local_release(tmp_path / "two", tmp_path / "e")
 
 
 def test_source_verbs(tmp_path, capsys):
