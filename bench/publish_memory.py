@@ -17,8 +17,9 @@ side, each in a fresh subprocess so that neither inherits the other's heap:
   ``pq.write_table``: the naive approach that does complete.
 * **imports**: a subprocess that only imports what the others need, i.e. the fixed floor.
 
-Peak RSS is the child's ``ru_maxrss`` as the kernel reports it when the child is reaped
-(``os.wait4``, the per-child form of ``getrusage(RUSAGE_CHILDREN)``; KB on Linux).
+Peak RSS is the child's own ``VmHWM``, read by the child as it finishes (``ru_maxrss`` from
+``os.wait4`` is kept as ``ru_maxrss_bytes``: on Linux it includes the parent's high-water mark
+at fork time, so it overstated the children's peaks before 2026-11-24).
 
 The render folder is faked rather than rendered (rendering 10,000 images would take
 minutes): it follows the layout ``render_mmneedle`` writes (stitched/n4.parquet with
@@ -53,6 +54,7 @@ from synthetic_coco import (
     jpeg_bytes,
     machine_info,
     mark,
+    own_peak_rss_bytes,
     photo_like,
     print_table,
     write_result,
@@ -271,7 +273,9 @@ def run_child(kind: str, plan_dir: Path, render_dir: Path, out_dir: Path) -> dic
         raise RuntimeError(f"{kind} child failed with exit code {proc.returncode}:\n{output}")
     reply = json.loads(output.strip().splitlines()[-1])
     return {
-        "peak_rss_bytes": usage.ru_maxrss * 1024,  # ru_maxrss is in KB on Linux
+        "peak_rss_bytes": reply.pop("own_peak_rss_bytes"),  # the child's own VmHWM
+        # what wait4 reports: includes the parent's high-water mark at fork (kept to compare)
+        "ru_maxrss_bytes": usage.ru_maxrss * 1024,
         "wall_s": wall,
         "inner_s": reply.pop("seconds"),
         # Max over every child reaped so far (not per child): kept to cross-check wait4.
@@ -284,6 +288,7 @@ def child_main(kind: str, plan_dir: str, render_dir: str, out_dir: str) -> int:
     start = time.perf_counter()
     reply = CHILDREN[kind](plan_dir, render_dir, out_dir)
     reply["seconds"] = time.perf_counter() - start
+    reply["own_peak_rss_bytes"] = own_peak_rss_bytes()
     print(json.dumps(reply), flush=True)
     return 0
 

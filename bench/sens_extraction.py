@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import resource
 import struct
 import tempfile
 import time
@@ -33,7 +32,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from synthetic_coco import machine_info, mark, print_table, write_result
+from synthetic_coco import machine_info, mark, own_peak_rss_bytes, print_table, write_result
 
 NAME = "sens_extraction"
 COLOR, DEPTH = (640, 480), (320, 240)
@@ -102,16 +101,7 @@ def _measure(which: str, path: str, queue) -> None:
     start = time.perf_counter()
     checksum = (extract_ours if which == "ours" else extract_baseline)(path)
     elapsed = time.perf_counter() - start
-    queue.put((elapsed, peak_rss_bytes(), checksum))
-
-
-def peak_rss_bytes() -> int:
-    """This process's own peak RSS. Not ``ru_maxrss``: Linux carries it over from the parent
-    across fork and exec, so a child would report the parent's peak (here, the stream writer's)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # not Linux: best effort
+    queue.put((elapsed, own_peak_rss_bytes(), checksum))
 
 
 def measure(which: str, path: Path) -> tuple[float, int, int]:

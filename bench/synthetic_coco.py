@@ -81,6 +81,12 @@ class SyntheticCoco:
         return f"COCO_val2014_{image_id:012d}.jpg"
 
 
+# caption words of the synthetic pool (its own: the sample source draws scenes it describes)
+SUBJECTS = ("dog", "cat", "man", "woman", "child", "horse", "bus", "train", "bird", "boat")
+ACTIONS = ("standing", "sitting", "running", "waiting", "resting", "walking", "parked")
+PLACES = ("on a street", "in a field", "near a river", "by a window", "in a park", "on a beach")
+
+
 def write_synthetic_coco(
     root: Path,
     n_images: int,
@@ -96,7 +102,7 @@ def write_synthetic_coco(
     image_id, caption), two distinct captions per image, because the plan step reads it
     through the same pycocotools-based reader as a real build.
     """
-    from benchsmith.sources.coco.sample import ACTIONS, COCO_LICENSES, PLACES, SUBJECTS
+    from benchsmith.sources.coco.sample import COCO_LICENSES
 
     rng = np.random.default_rng(seed)
     ids = sorted((rng.choice(581_000, size=n_images, replace=False) + 1).tolist())
@@ -197,6 +203,20 @@ def usable_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def own_peak_rss_bytes() -> int:
+    """This process's own peak RSS (``VmHWM``). Not ``ru_maxrss``: Linux carries the parent's
+    high-water mark into a child across fork and exec, so a child started by a benchmark that
+    holds its synthetic data would report at least the parent's peak."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # not Linux: best effort
 
 
 def mark(ok: bool) -> str:
