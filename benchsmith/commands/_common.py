@@ -46,16 +46,9 @@ def add_root_option(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_roots(values: list[str], kind: DatasetKind) -> dict[str, str]:
-    roots = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not path or name not in kind.root_names:
-            raise BenchsmithError(
-                f"--root {value!r} is not NAME=DIR with NAME one of {', '.join(kind.root_names)}",
-                fix=f"a {kind.name} dataset takes --root {kind.root_names[0]}=PATH",
-            )
-        roots[name] = path
-    return roots
+    from benchsmith.publish.roots import parse_root_flags
+
+    return parse_root_flags(values, kind.root_names, kind.name)
 
 
 COLUMN_ROLES = ("id", "question", "answer", "choices", "image", "subtask")

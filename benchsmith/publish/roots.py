@@ -78,3 +78,30 @@ def require_roots(
         + " ".join(f"--root {name}=DIR" for name in missing)
         + " (or rebuild the sources first)",
     )
+
+
+def add_roots_argument(parser: Any, names: tuple[str, ...], moved_since: str = "the build") -> None:
+    """``--root NAME=DIR`` (repeatable): a source folder that moved since ``moved_since``."""
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help=f"a source folder that moved since {moved_since}; NAME is one of {', '.join(names)}",
+    )
+
+
+def parse_root_flags(values: list[str], names: tuple[str, ...], owner: str = "") -> dict[str, str]:
+    """``--root NAME=DIR`` values as ``{NAME: DIR}``; a malformed one or an unknown NAME is an
+    error listing the names ``owner`` (a family) accepts."""
+    roots = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not path or name not in names:
+            raise BenchsmithError(
+                f"--root {value!r} is not NAME=DIR with NAME one of {', '.join(names)}",
+                fix=f"{'a ' + owner + ' dataset takes' if owner else 'use e.g.'} "
+                f"--root {names[0]}=PATH",
+            )
+        roots[name] = path
+    return roots

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.base import Step
-from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.publish.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_PLAN = Path("data/mmiu/plan")
 DEFAULT_SOURCES = {
@@ -26,26 +26,11 @@ ROOT_NAMES = ("scannet", "coco", "release")
 
 
 def add_roots_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--root",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help=f"a source folder that moved since the plan; NAME is one of {', '.join(ROOT_NAMES)}",
-    )
+    add_roots_argument(parser, ROOT_NAMES, "the plan")
 
 
 def parse_roots(values: list[str]) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or name not in ROOT_NAMES or not path:
-            raise BenchsmithError(
-                f"--root {value!r} is not NAME=DIR",
-                fix=f"use e.g. --root scannet=/data/ScanNet (NAME: {', '.join(ROOT_NAMES)})",
-            )
-        out[name] = path
-    return out
+    return parse_root_flags(values, ROOT_NAMES, "mmiu")
 
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:

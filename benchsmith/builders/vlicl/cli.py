@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.base import Step
-from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.publish.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
 DEFAULT_SOURCES = {
@@ -27,26 +27,11 @@ ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
 
 
 def add_roots_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--root",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help=f"a source folder that moved since the build; NAME is one of {', '.join(ROOT_NAMES)}",
-    )
+    add_roots_argument(parser, ROOT_NAMES, "the build")
 
 
 def parse_roots(values: list[str]) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or name not in ROOT_NAMES or not path:
-            raise BenchsmithError(
-                f"--root {value!r} is not NAME=DIR",
-                fix=f"use e.g. --root clevr=/data/CLEVR_v1.0 (NAME: {', '.join(ROOT_NAMES)})",
-            )
-        out[name] = path
-    return out
+    return parse_root_flags(values, ROOT_NAMES, "vlicl")
 
 
 def add_plan_arguments(plan: argparse.ArgumentParser) -> None:

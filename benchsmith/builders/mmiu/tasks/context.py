@@ -17,7 +17,7 @@ import numpy as np
 
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources, image_ref
-from benchsmith.builders.mmiu.scenes import Scene
+from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames, frame_pairs
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
@@ -36,6 +36,7 @@ class TaskContext:
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
     _file_hashes: dict[Path, str] = field(default_factory=dict)
+    _pairs: list[tuple[Scene, FramePair]] | None = None
 
     def rng(self, task: str, key: str) -> np.random.Generator:
         return derived_rng(self.config.seed, "mmiu", f"{task}/{key}")
@@ -43,6 +44,25 @@ class TaskContext:
     def order(self, task: str, n: int) -> list[int]:
         """A seeded order in which a task tries its candidate slots."""
         return [int(i) for i in derived_rng(self.config.seed, "mmiu", task).permutation(n)]
+
+    def pairs(self) -> list[tuple[Scene, FramePair]]:
+        """Every scene's frame pairs, found once (depth reprojection is the costly part) and
+        shared by the tasks that draw from them."""
+        if self._pairs is None:
+            self._pairs = [(scene, pair) for scene in self.scenes
+                           for pair in frame_pairs(scene, self.config.frames)]  # fmt: skip
+        return self._pairs
+
+    def far_candidates(
+        self, task: str, key: str, scene: Scene, used: list[int], n: int
+    ) -> list[int] | None:
+        """``n`` frames of ``scene`` far from every frame in ``used``, drawn with the item's
+        generator; None (and a counted skip) when the scene has too few."""
+        far = far_frames(scene, used, self.config.frames)
+        if len(far) < n:
+            self.skip(task, "too few far frames in the scene for distractors")
+            return None
+        return [far[int(k)] for k in self.rng(task, key).choice(len(far), n, replace=False)]
 
     def skip(self, task: str, reason: str) -> None:
         self.skips[(task, reason)] += 1

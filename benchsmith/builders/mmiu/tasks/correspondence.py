@@ -16,7 +16,6 @@ from benchsmith.builders.mmiu.geometry import back_project, visible_in
 from benchsmith.builders.mmiu.images import image_ref
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
-from benchsmith.builders.mmiu.scenes import frame_pairs
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 
 TASK = "visual_correspondence_scannet"
@@ -33,7 +32,7 @@ def _inside(px: np.ndarray, width: int, height: int) -> bool:
 
 def drafts(ctx: TaskContext) -> list[Draft]:
     choice, n = ctx.config.frames, ctx.config.options.n_options
-    pairs = [(scene, p) for scene in ctx.scenes for p in frame_pairs(scene, choice)]
+    pairs = ctx.pairs()
     out: list[Draft] = []
     for index in ctx.order(TASK, len(pairs)):
         if len(out) == ctx.config.items_per_task:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
-from benchsmith.builders.mmiu.scenes import far_frames, frame_pairs
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 
 TASK = "3d_depth_estimation"
 
 
 def drafts(ctx: TaskContext) -> list[Draft]:
-    choice, n = ctx.config.frames, ctx.config.options.n_options
-    pairs = [(scene, p) for scene in ctx.scenes for p in frame_pairs(scene, choice)]
+    n = ctx.config.options.n_options
+    pairs = ctx.pairs()
     out: list[Draft] = []
     for index in ctx.order(TASK, len(pairs)):
         if len(out) == ctx.config.items_per_task:
@@ -25,11 +24,9 @@ def drafts(ctx: TaskContext) -> list[Draft]:
         scene, pair = pairs[index]
         a, b = pair.first, pair.second
         key = f"{scene.scene_id}/{a}-{b}"
-        far = far_frames(scene, [a, b], choice)
-        if len(far) < n - 1:
-            ctx.skip(TASK, "too few far frames in the scene for distractors")
+        picked = ctx.far_candidates(TASK, key, scene, [a, b], n - 1)
+        if picked is None:
             continue
-        picked = [far[int(k)] for k in ctx.rng(TASK, key).choice(len(far), n - 1, replace=False)]
         out.append(
             Draft(
                 task=TASK,

@@ -17,7 +17,7 @@ import numpy as np
 from benchsmith.builders.mmiu.geometry import relative_pose, rotation_deg
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
-from benchsmith.builders.mmiu.scenes import FramePair, frame_pairs
+from benchsmith.builders.mmiu.scenes import FramePair
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 from benchsmith.stages.distractors import DistractorError, pose_distractors
 
@@ -40,8 +40,8 @@ def motion(ctx: TaskContext, pair: FramePair) -> np.ndarray:
 
 
 def drafts(ctx: TaskContext) -> list[Draft]:
-    choice, style = ctx.config.frames, ctx.config.options
-    pairs = [p for scene in ctx.scenes for p in frame_pairs(scene, choice)]
+    style = ctx.config.options
+    pairs = [pair for _, pair in ctx.pairs()]
     by_scene: dict[str, list[FramePair]] = {}
     for pair in pairs:
         by_scene.setdefault(pair.scene, []).append(pair)

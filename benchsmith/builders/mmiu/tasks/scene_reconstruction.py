@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
-from benchsmith.builders.mmiu.scenes import far_frames, frame_pairs, overlap, within_limits
+from benchsmith.builders.mmiu.scenes import overlap, within_limits
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 
 TASK = "3d_scene_reconstruction"
@@ -19,26 +19,23 @@ TASK = "3d_scene_reconstruction"
 def drafts(ctx: TaskContext) -> list[Draft]:
     choice, n = ctx.config.frames, ctx.config.options.n_options
     triples = []
-    for scene in ctx.scenes:
-        for pair in frame_pairs(scene, choice):
-            query = pair.second + choice.stride
-            if (
-                query in scene.poses
-                and within_limits(scene, pair.second, query, choice)
-                and overlap(scene, pair.second, query, choice) >= choice.min_overlap
-            ):
-                triples.append((scene, pair.first, pair.second, query))
+    for scene, pair in ctx.pairs():
+        query = pair.second + choice.stride
+        if (
+            query in scene.poses
+            and within_limits(scene, pair.second, query, choice)
+            and overlap(scene, pair.second, query, choice) >= choice.min_overlap
+        ):
+            triples.append((scene, pair.first, pair.second, query))
     out: list[Draft] = []
     for index in ctx.order(TASK, len(triples)):
         if len(out) == ctx.config.items_per_task:
             break
         scene, a, b, q = triples[index]
         key = f"{scene.scene_id}/{a}-{b}-{q}"
-        far = far_frames(scene, [a, b, q], choice)
-        if len(far) < n - 1:
-            ctx.skip(TASK, "too few far frames in the scene for distractors")
+        picked = ctx.far_candidates(TASK, key, scene, [a, b, q], n - 1)
+        if picked is None:
             continue
-        picked = [far[int(k)] for k in ctx.rng(TASK, key).choice(len(far), n - 1, replace=False)]
         out.append(
             Draft(
                 task=TASK,
