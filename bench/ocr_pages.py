@@ -7,7 +7,9 @@ against their ground truth, and how fast it goes.
 
 - **CER** per page variant and backend: edit distance over the ground truth's characters
   (NFKC, whitespace ignored), the figures whitened first (the page reader crops them out) and
-  the drawn blanks (``______``) left out of the truth (blanks are found as lines, not read).
+  the drawn blanks (``______``) left out of the truth (blanks are found as lines, not read);
+  once for the engine reading the whole page, once for the page reader's lines (the option lines
+  re-read cell by cell, which is what ``build multi ocr`` keeps).
   Backends that cannot run here are listed with the reason (EasyOCR needs weights supplied by
   the user).
 - **Throughput**: pages per second over ``--rounds`` passes of all pages, ours (words, boxes,
@@ -65,6 +67,13 @@ def read_ours(path_and_boxes: tuple[str, list]) -> str:
     return ocr_backend("tesseract").read(whitened(*path_and_boxes)).text
 
 
+def read_with_reader(path: str) -> int:
+    from benchsmith.images.ocr import ocr_backend
+    from benchsmith.sources.exams.page_reader import read_page
+
+    return len(read_page(path, ocr_backend("tesseract")).questions)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one round instead of three")
@@ -98,6 +107,20 @@ def main() -> None:
                 cer[name] = rates
             except OcrUnavailable as exc:
                 unavailable[name] = str(exc).splitlines()[0]
+                continue
+            # the page reader's own lines: option lines re-read cell by cell, blanks as [MASK]
+            from benchsmith.sources.exams.page_reader import read_page
+
+            rates = {}
+            for variant in VARIANTS:
+                errors = []
+                for page in pages:
+                    truth = (folder / f"{page}.{variant}.gt.txt").read_text("utf-8")
+                    lines = read_page(folder / f"{page}.{variant}.png", backend).lines
+                    said = "\n".join(lines).replace("[MASK]", "")
+                    errors.append(character_error_rate(said, truth.replace("______", "")))
+                rates[variant] = round(sum(errors) / len(errors), 4)
+            cer[f"{name} + page reader"] = rates
         jobs = [(str(folder / f"{p}.{v}.png"), manifest["pages"][p]["figures"][v])
                 for p in pages for v in VARIANTS] * rounds  # fmt: skip
         baselines = {}
@@ -122,6 +145,14 @@ def main() -> None:
             with ProcessPoolExecutor(workers, initializer=one_thread_each) as pool:
                 list(pool.map(read_ours, jobs))
             speed[f"{workers}_workers"] = len(jobs) / (time.perf_counter() - start)
+        # the whole page reader (deskew, figures, blanks, OCR, option cells), as `build multi
+        # ocr --workers N` runs it, one page per task
+        reader_jobs = [str(folder / f"{p}.{v}.png") for p in pages for v in VARIANTS] * rounds
+        for workers in (1, 2):
+            start = time.perf_counter()
+            with ProcessPoolExecutor(workers, initializer=one_thread_each) as pool:
+                list(pool.map(read_with_reader, reader_jobs))
+            speed[f"reader_{workers}_workers"] = len(reader_jobs) / (time.perf_counter() - start)
     result = {
         "machine": machine_info(),
         "pages": len(pages) * len(VARIANTS),
@@ -134,6 +165,9 @@ def main() -> None:
         },  # fmt: skip
         "ours_vs_baseline": round(speed["in_process"] / baseline, 3),
         "two_workers_speedup": round(speed["2_workers"] / speed["1_workers"], 3),
+        "reader_two_workers_speedup": round(
+            speed["reader_2_workers"] / speed["reader_1_workers"], 3
+        ),  # fmt: skip
     }
     print_table(["backend", *VARIANTS], [[n, *(r[v] for v in VARIANTS)] for n, r in cer.items()])
     for name, why in unavailable.items():

@@ -112,3 +112,25 @@ def mmiu_plan(tmp_path_factory, mmiu_sources) -> Path:
     out = tmp_path_factory.mktemp("mmiu") / "plan"
     build_mmiu(MmiuConfig.from_params({}, "sample"), mmiu_sources, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def multi_build(tmp_path_factory) -> dict[str, Path]:
+    """One MULTI build of the sample exam sources through the CLI: ocr, questions, select,
+    publish."""
+    from benchsmith.cli import main
+
+    root = tmp_path_factory.mktemp("multi")
+    exams = root / "exams"
+    assert main(["source", "sample", "exams", "--out", str(exams)]) == 0
+    paths = {"root": root, "exams": exams, "release": exams / "release",
+             "converted": root / "converted", "questions": root / "questions",
+             "plan": root / "plan", "published": root / "published", "cache": root / "cache"}  # fmt: skip
+    assert main(["build", "multi", "ocr", "--exams", str(exams), "--cache", str(paths["cache"]),
+                 "--out", str(paths["converted"])]) == 0  # fmt: skip
+    assert main(["build", "multi", "questions", "--release", str(paths["release"]),
+                 "--converted", str(paths["converted"]), "--out", str(paths["questions"])]) == 0  # fmt: skip
+    assert main(["build", "multi", "select", str(paths["questions"]),
+                 "--out", str(paths["plan"])]) == 0  # fmt: skip
+    assert main(["publish", "multi", str(paths["plan"]), "--out", str(paths["published"])]) == 0
+    return paths

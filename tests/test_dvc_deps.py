@@ -26,6 +26,7 @@ FAMILY_CODE = {
         "benchsmith/sources/miniimagenet",
         "benchsmith/sources/clevr",
     ),
+    "multi": ("benchsmith/builders/multi", "benchsmith/sources/exams"),
 }
 
 

@@ -41,8 +41,15 @@ def _check_metrics(project: Path, params: dict) -> None:
         "metrics/mmneedle_image_check.json",
         "metrics/vlicl_leakage.json",
         "metrics/mmiu_shortcuts.json",
+        "metrics/multi_ocr.json",
+        "metrics/multi_select.json",
         "metrics/curate.json",
     }
+    converted = json.loads((project / "data/multi/converted/report.json").read_text())
+    assert metrics["metrics/multi_ocr.json"]["problems"] == converted["problems"]
+    assert metrics["metrics/multi_ocr.json"]["cer"] == converted["ocr"]["cer"]
+    plan = json.loads((project / "data/multi/plan/build_info.json").read_text())
+    assert metrics["metrics/multi_select.json"]["counts"] == plan["counts"]
     report = json.loads((project / "data/mmneedle/image_check.json").read_text())
     check = metrics["metrics/mmneedle_image_check.json"]
     assert check["source_images"] == report["source_images"]
@@ -124,6 +131,16 @@ def test_dvc_repro_builds_reruns_nothing_and_reruns_only_what_a_param_touches(tm
     # a re-encode changes no count: `dvc metrics diff` against the commit shows no change
     diff = json.loads(_dvc(project, "metrics", "diff", "--json"))
     assert diff == {} or all(not changes for changes in diff.values()), diff
+
+    # A MULTI selection parameter re-runs selection and publish, never the OCR (or the split)
+    converted = _snapshot(project / "data" / "multi" / "converted")
+    params["multi"]["selection"]["p"] = 0.9
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    fourth = _repro(project)
+    assert "Running stage 'multi_select'" in fourth and "Running stage 'multi_publish'" in fourth
+    assert "Running stage 'multi_ocr'" not in fourth
+    assert "Running stage 'multi_questions'" not in fourth
+    assert _snapshot(project / "data" / "multi" / "converted") == converted
 
     # A bad input fails its stage with a message naming the file, and loses nothing built.
     built = {

@@ -13,4 +13,5 @@ FAMILIES = Registry(
     Entry("mmneedle", "benchsmith.builders.mmneedle.family", "MMNEEDLE"),
     Entry("vlicl", "benchsmith.builders.vlicl.family", "VLICL"),
     Entry("mmiu", "benchsmith.builders.mmiu.family", "MMIU"),
+    Entry("multi", "benchsmith.builders.multi.family", "MULTI"),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from benchsmith.commands._common import dataset_kind, require_sample_config
@@ -52,10 +53,22 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         action="store_true",
         help="score an empty predictions file (every sample missing) instead of exiting 1",
     )
+    owners: dict[str, list] = {}
+    for scorer in SCORERS:
+        for option in scorer.options:
+            owners.setdefault(option.flag, []).append((scorer.family, option))
+    shared = {flag for flag, users in owners.items() if len(users) > 1}
+    if shared:  # one flag, a meaning per family (e.g. --legacy: each family's original scorer)
+        group = parser.add_argument_group("options of several families")
+        for flag in sorted(shared):
+            first = owners[flag][0][1]
+            meaning = "; ".join(f"{family}: {o.help}" for family, o in owners[flag])
+            replace(first, help=meaning).add_to(group)
     for scorer in SCORERS:
         group = parser.add_argument_group(f"{scorer.family} options")
         for option in scorer.options:
-            option.add_to(group)
+            if option.flag not in shared:
+                option.add_to(group)
     parser.set_defaults(handler=run_score)
 
 
@@ -81,7 +94,7 @@ def run_score(args: argparse.Namespace) -> int:
     scorer = SCORERS.get(family)
     for other in SCORERS:
         for option in other.options:
-            foreign = other.family != family and option not in scorer.options
+            foreign = other.family != family and option.flag not in {o.flag for o in scorer.options}
             if foreign and not option.is_default(getattr(args, option.dest)):
                 raise unknown_option_error(option, other.family, family)
     options = {o.dest: getattr(args, o.dest) for o in scorer.options}

@@ -217,7 +217,12 @@ class DatasetView:
             sample_id=str(row[c.id]),
             question=str(row[c.question] or ""),
             answer=row.get(c.answer) if c.answer else None,
-            choices=[str(x) for x in choices] if choices is not None else None,
+            # options may be {label, text} structs (MULTI); an empty list means no options
+            choices=[
+                str(x["text"]) if isinstance(x, dict) and "text" in x else str(x) for x in choices
+            ]
+            if choices
+            else None,  # fmt: skip
             subtask=str(row[c.subtask]) if c.subtask and row.get(c.subtask) else self.config,
             images=images,
             # only a full row has the digest the curated provenance and audit use

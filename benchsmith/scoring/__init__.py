@@ -15,4 +15,5 @@ SCORERS = Registry(
     Entry("mmneedle", "benchsmith.scoring.mmneedle", "MMNEEDLE_SCORER"),
     Entry("vlicl", "benchsmith.scoring.vlicl", "VLICL_SCORER"),
     Entry("mmiu", "benchsmith.scoring.mmiu", "MMIU_SCORER"),
+    Entry("multi", "benchsmith.scoring.multi", "MULTI_SCORER"),
 )

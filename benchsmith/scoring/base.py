@@ -87,6 +87,24 @@ def read_gold_table(
     return read_columns(dataset_dir, config, split, columns)
 
 
+def class_label_names(dataset_dir: str | Path, config: str, column: str) -> list[str]:
+    """A ClassLabel column's names, from the card's ``dataset_info`` (no ``datasets`` import)."""
+    from benchsmith.hf.reader import readme_metadata
+
+    for entry in readme_metadata(Path(dataset_dir)).get("dataset_info") or []:
+        if entry.get("config_name") != config:
+            continue
+        for feature in entry.get("features") or []:
+            if feature.get("name") == column:
+                names = feature["dtype"]["class_label"]["names"]
+                return [names[str(k)] for k in range(len(names))]
+    raise BenchsmithError(
+        f"the card has no {column} labels for this config",
+        path=Path(dataset_dir) / "README.md",
+        fix="publish the dataset again with benchsmith",
+    )
+
+
 class Scorer(ABC):
     """One family's scorer: ``score_file(dataset, config, predictions, **options)``."""
 

@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
+from benchsmith.scoring.base import (
+    ScoreOption,
+    Scorer,
+    class_label_names,
+    rate,
+    read_gold_table,
+)
 from benchsmith.scoring.mmiu_parse import (
     legacy_choice,
     legacy_correct,
@@ -53,20 +59,7 @@ JUDGE_PROMPT = (
 
 def relationship_names(dataset_dir: Path, config: str) -> list[str]:
     """The ``relationship`` ClassLabel names, from the card's ``dataset_info``."""
-    from benchsmith.hf.reader import readme_metadata
-
-    for entry in readme_metadata(dataset_dir).get("dataset_info") or []:
-        if entry.get("config_name") != config:
-            continue
-        for feature in entry.get("features") or []:
-            if feature.get("name") == "relationship":
-                names = feature["dtype"]["class_label"]["names"]
-                return [names[str(k)] for k in range(len(names))]
-    raise BenchsmithError(
-        "the card has no relationship labels for this config",
-        path=Path(dataset_dir) / "README.md",
-        fix="publish the dataset again with benchsmith",
-    )
+    return class_label_names(dataset_dir, config, "relationship")
 
 
 def load_gold(dataset_dir: Path, config: str) -> list[dict[str, Any]]:

@@ -7,8 +7,8 @@ write. Per question, ``(points, possible, detail)``:
   AC gets 2, BC 0, ABCE 0), out of the number of correct letters; ``exact`` (MA-Acc) when the
   chosen set is the gold set. Letters are read from the answer part of the reply: ``ACE``,
   ``A, C, E``, ``A、C、E``, ``A和C``, ``A and C``;
-- **FB**: one point per blank (``[MASK]``), the reply's blanks split at line breaks and
-  ``;``/``；``, each compared after NFKC, removing ``$`` and spaces and ignoring Latin case,
+- **FB**: one point per blank (``[MASK]``), the reply's and the gold's blanks split at line
+  breaks and ``;``/``；`` (the release writes some two-blank answers as ``春；秋``), each compared after NFKC, removing ``$`` and spaces and ignoring Latin case,
   against the gold or any of its ``或`` alternatives;
 - **OP**: ROUGE-L F over jieba tokens (``rouge_chinese``), out of 1;
 - **Other** (drawing and the like): not scored (0 of 0), counted.
@@ -116,7 +116,7 @@ def score_multiple(reply: str, gold: str, n_options: int) -> QuestionScore:
 
 
 def score_blanks(reply: str, gold: str) -> QuestionScore:
-    expected = [line for line in gold.strip().split("\n")]
+    expected = blanks_of(gold)  # the release also writes two blanks as "春；秋"
     given = blanks_of(reply)
     points = 0
     for said, truth in zip(given, expected, strict=False):

@@ -28,7 +28,19 @@ def blind_item(sample: Any) -> Any:
         sample.answer[0] if isinstance(sample.answer, list) and sample.answer else sample.answer
     )
     index = resolve_answer_index(str(answer), sample.choices) if sample.choices else None
+    if index is None and sample.choices and is_letter_set(str(answer), len(sample.choices)):
+        # several correct letters (MULTI's MA "ACE"): no single option to single out, so the
+        # option rules do not apply; the sample is judged like an open question
+        return BlindItem(sample.sample_id, sample.question, str(answer), None, None)
     return BlindItem(sample.sample_id, sample.question, str(answer), sample.choices, index)
+
+
+def is_letter_set(answer: str, n_options: int) -> bool:
+    """``ACE``: two or more distinct option letters, each naming an option."""
+    letters = answer.strip()
+    return (len(letters) >= 2 and letters.isalpha() and letters.isupper()
+            and len(set(letters)) == len(letters)
+            and all(ord(c) - 65 < n_options for c in letters))  # fmt: skip
 
 
 class BlindBaselinesStage(Stage):

@@ -1,6 +1,6 @@
 """Change any column of any row and the audit fails naming it: every family, config, column.
 
-A copy of each published folder of the sample project (MMNeedle, VL-ICL, MMIU, the curated targets)
+A copy of each published folder of the sample project (MMNeedle, VL-ICL, MMIU, MULTI, the curated targets)
 gets one value changed per column of every config, in different rows where the config has
 enough of them. The tampered shards are renamed to their new content hash and
 ``build_info.json`` is updated to list them, as a careful forger would, so only the
@@ -28,6 +28,7 @@ DATASETS = (
     "mmneedle",
     "vlicl",
     "mmiu",
+    "multi",
     "curated/mmneedle_m1_n2_k1",
     "curated/vlicl_clevr_query",
     "curated/mmiu_jigsaw",

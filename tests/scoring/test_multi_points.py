@@ -35,7 +35,10 @@ def test_blanks_alternatives_and_rejections():
     assert score_question("1\n二", "1\n2或二", "FB").points == 2
     assert score_question("1；2", "1\n2或二", "FB").points == 2
     assert score_question("$1$; two", "1\n2或二", "FB").points == 1
-    assert score_question("春；秋", "春；秋", "FB").possible == 1  # one gold line, one blank
+    # the release writes czyw_0's two blanks as one line "春；秋": two blanks, two points
+    both = score_question("春；秋", "春；秋", "FB")
+    assert (both.points, both.possible) == (2, 2)
+    assert score_question("春\n夏", "春；秋", "FB").points == 1
     rejected = score_question("缺少图片信息，无法作答。B", "B", "SA", FOUR)
     assert rejected.rejected and rejected.points == 0 and rejected.possible == 1
     assert score_question("The image is missing, but A", "A", "SA", FOUR).rejected

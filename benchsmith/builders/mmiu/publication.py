@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import provenance
 from benchsmith.hf.layout import SplitWritten
+from benchsmith.publish.batches import batches_by_image_bytes
 
 BATCH_ROWS = 32
 REF_KEYS = ("kind", "scene", "frame", "file", "params", "sha256")
@@ -132,16 +133,8 @@ def circular_rows(row: dict[str, Any], sources: ImageSources) -> Iterator[dict[s
         yield rotated
 
 
-def batched(rows: Iterator[dict[str, Any]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
-    batch, size = [], 0
-    for row in rows:
-        batch.append(row)
-        size += sum(len(i["bytes"]) for i in row["images"] if i)
-        if len(batch) >= BATCH_ROWS or size >= max_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+def batched(rows: Iterable[dict[str, Any]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+    return batches_by_image_bytes(rows, max_bytes, BATCH_ROWS)
 
 
 class MmiuPublication(Publication):

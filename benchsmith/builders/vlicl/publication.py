@@ -48,6 +48,7 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import decision_record, provenance
 from benchsmith.hf.layout import SplitWritten
+from benchsmith.publish.batches import batches_by_image_bytes
 
 BATCH_ROWS = 64
 MIN_BATCH_BYTES = 256 * 1024
@@ -167,17 +168,7 @@ def task_row(
 
 
 def batched(rows: Iterable[dict[str, Any]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
-    """Lists of at most BATCH_ROWS rows whose embedded images total about ``max_bytes``."""
-    batch: list[dict[str, Any]] = []
-    size = 0
-    for row in rows:
-        batch.append(row)
-        size += sum(len(image["bytes"]) for image in row.get("images") or [])
-        if len(batch) >= BATCH_ROWS or size >= max_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+    return batches_by_image_bytes(rows, max_bytes, BATCH_ROWS)
 
 
 def task_rows(

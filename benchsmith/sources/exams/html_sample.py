@@ -4,7 +4,9 @@ Each ``html/q_NNNN.html`` is one question as a question bank serves it: layout s
 (alignment, colour, fonts) that must go, ``<u>`` that must stay, ``<b>``/``<i>``/``<strong>``
 to become Markdown, a simple table (Markdown) and a table with ``rowspan`` (rendered to an
 image), ``<img>`` (to ``[IMAGE_n]``), ``<sup>``/``<sub>`` and MathML (to LaTeX), entities and
-``<br>``. Images live in ``html/img/``. ``html/pages.json`` lists each page with what it holds.
+``<br>``, a hint and parallel blanks for the cleaning. Images live in ``html/img/``;
+``html/pages.json`` lists each page with what it holds, ``html/answer_key.json`` the metadata and
+answers the bank stores beside each page.
 """
 
 from __future__ import annotations
@@ -55,6 +57,26 @@ PAGES = {
         "html": """<html><body><p>4. 下列说法正确的是 &lt;多选&gt;<b>（注意：<i>多选</b></i>）
 <p>A. 水的沸点是 100&deg;C<p>B. 冰的熔点是 0&deg;C<p>C. 以上都对</body>""",
     },
+    "q_0005": {
+        "holds": ["parallel_blanks", "hint"],
+        "html": """<html><body><p>5. 写出下列物质的化学式（提示：注意下标的位置）：
+①水 ______；②氧气 ______。</p></body></html>""",
+    },
+}  # fmt: skip
+# What a crawl stores next to each page (the bank's metadata and answer), in
+# ``html/answer_key.json``: the converter needs it to make a problem record of a page.
+ANSWER_KEY = {
+    "q_0001": {"education": "初中", "subject": ["数学"], "subject_code": "czsx",
+               "knowledge": ["勾股定理"], "questions": [{"type": "单选", "answer": "A"}]},
+    "q_0002": {"education": "初中", "subject": ["化学"], "subject_code": "czhx",
+               "knowledge": ["物态变化"], "questions": [{"type": "填空", "answer": "0"}]},
+    "q_0003": {"education": "行测", "subject": ["行测"], "subject_code": "shxc",
+               "knowledge": ["图形推理"], "questions": [{"type": "单选", "answer": "C"}]},
+    "q_0004": {"education": "初中", "subject": ["物理"], "subject_code": "czwl",
+               "knowledge": ["物态变化"],
+               "questions": [{"type": "多选", "answer": "AB", "analysis": "标准大气压下。"}]},
+    "q_0005": {"education": "初中", "subject": ["化学"], "subject_code": "czhx",
+               "knowledge": ["化学式"], "questions": [{"type": "填空", "answer": "H2O\nO2"}]},
 }  # fmt: skip
 IMAGES = {
     "triangle.png": triangle_figure,
@@ -72,6 +94,8 @@ def write_sample_html(folder: Path) -> dict:
     for name, page in PAGES.items():
         (folder / f"{name}.html").write_text(page["html"], encoding="utf-8")
     manifest = {"pages": {name: {"holds": page["holds"]} for name, page in PAGES.items()}}
+    (folder / "answer_key.json").write_text(json.dumps(ANSWER_KEY, ensure_ascii=False, indent=1),
+                                            encoding="utf-8")  # fmt: skip
     (folder / "pages.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1),
                                        encoding="utf-8")  # fmt: skip
     return manifest

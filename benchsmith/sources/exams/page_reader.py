@@ -13,8 +13,10 @@ A photocopied page goes through, in order:
    :data:`BLANK_MAX_THICK` thick are the printed blanks (``______``), which OCR drops: each
    becomes ``[MASK]`` in its line, after the last word left of it;
 5. **OCR** of what is left, through the one OCR interface (:mod:`benchsmith.images.ocr`);
-6. **structure**: a line starting with a number (``1.``, ``2、``) starts a question; lines made
-   of ``A. ...`` items are its options; figures belong to the question whose lines they follow.
+6. **structure**: OCR words are regrouped into the page's text bands (row profile); a line
+   starting with a number (``1.``, ``2、``) starts a question; a later line whose first cell starts
+   with an option marker is re-read cell by cell (:mod:`.option_cells`) and its options lettered
+   in order; figures belong to the question whose lines they follow.
 
 The result keeps the OCR words and the figure boxes, so a caller can cache it by the page's
 sha256 and the OCR engine's identity, and report what was read.
@@ -32,8 +34,10 @@ from PIL import Image, ImageDraw, ImageFilter
 
 from benchsmith.core.errors import SourceError
 from benchsmith.images.ocr import OcrBackend, OcrResult, OcrWord, join_words
+from benchsmith.sources.exams.option_cells import band_of, read_options, regroup, text_bands
 
 FIGURE_LINES = 2.5  # a group taller than this many text lines is a figure
+LABEL_HEIGHT = 0.85  # a mark next to a figure, below this many text-line heights, is its label
 BLANK_MIN_PX = 40
 BLANK_MAX_THICK = 4
 SKEW_RANGE, SKEW_STEP, SKEW_TIE = 3.0, 0.1, 0.01
@@ -118,7 +122,9 @@ def find_figures(mask: np.ndarray) -> list[tuple[int, int, int, int]]:
     for x0, y0, x1, y1 in figures:
         margin = line
         for bx0, by0, bx1, by1 in boxes:
-            small = (bx1 - bx0) < 2 * line and (by1 - by0) < 1.5 * line
+            # labels are set smaller than body text: a text line just above or below a
+            # figure (its option line) must not be swallowed by it
+            small = (bx1 - bx0) < 2 * line and (by1 - by0) < LABEL_HEIGHT * line
             near = (
                 bx1 >= x0 - margin
                 and bx0 <= x1 + margin
@@ -205,6 +211,23 @@ def structure(lines: list[tuple], figures: list[tuple]) -> list[PageQuestion]:
     return questions
 
 
+def read_option_lines(lines: list[tuple], page: Image.Image, mask: np.ndarray,
+                      bands: list[tuple[int, int]], backend: OcrBackend) -> list[tuple]:  # fmt: skip
+    """Lines after a question start that are option lines, re-read cell by cell
+    (:mod:`.option_cells`) and rewritten as ``A. ...  B. ...``, lettered in order."""
+    out, letter, seen_question = [], 0, False
+    for text, top, bottom, blanks in lines:
+        if QUESTION_START.match(text):
+            seen_question, letter = True, 0
+        elif seen_question and not blanks:
+            options = read_options(page, mask, *band_of(bands, top, bottom), backend)
+            if options:
+                text = "  ".join(f"{chr(65 + letter + k)}. {o}" for k, o in enumerate(options))
+                letter += len(options)
+        out.append((text, top, bottom, blanks))
+    return out
+
+
 def read_page(path: str | Path, backend: OcrBackend) -> ReadPage:
     from benchsmith.images.decode import decode_rgb
 
@@ -228,8 +251,10 @@ def read_page(path: str | Path, backend: OcrBackend) -> ReadPage:
         f[0] <= b[0] and b[2] <= f[2] and f[1] <= b[1] <= f[3] for f in figures)]  # fmt: skip
     for x0, y0, x1, y1 in blanks:  # OCR would fold the stroke into a neighbouring character
         draw.rectangle((x0, y0 - 1, x1, y1 + 1), fill=255)
-    ocr = backend.read(text_page)
-    lines = lines_with_blanks(ocr, blanks)
+    text_mask = dark_mask(text_page)
+    bands = text_bands(text_mask)
+    ocr = regroup(backend.read(text_page), bands)
+    lines = read_option_lines(lines_with_blanks(ocr, blanks), text_page, text_mask, bands, backend)
     if not lines:
         raise SourceError("OCR found no text on the page", path=path,
                           fix="check the scan (resolution, contrast) or the OCR backend")  # fmt: skip

@@ -53,6 +53,24 @@ PAGES: dict[str, list[SampleQuestion]] = {
 }  # fmt: skip
 
 
+# The answer sheet that comes with the scanned exams (``pages/answer_key.json``): per page and
+# question number, its metadata, type and answer.
+ANSWER_KEY = {
+    "page_001": {
+        "1": {"education": "初中", "subject": ["数学"], "subject_code": "czsx",
+              "knowledge": ["等腰三角形"], "type": "单选", "answer": "A"},
+        "2": {"education": "初中", "subject": ["语文"], "subject_code": "czyw",
+              "knowledge": ["名句默写"], "type": "填空", "answer": "春\n晨"},
+    },
+    "page_002": {
+        "3": {"education": "高中", "subject": ["数学"], "subject_code": "gzsx",
+              "knowledge": ["质数"], "type": "多选", "answer": "AC"},
+        "4": {"education": "驾考", "subject": ["驾考"], "subject_code": "shjk",
+              "knowledge": ["安全驾驶"], "type": "单选", "answer": "B"},
+    },
+}  # fmt: skip
+
+
 def question_lines(question: SampleQuestion) -> list[str]:
     lines = [f"{question.number}. {question.stem}"]
     if question.options:
@@ -132,4 +150,6 @@ def write_sample_pages(folder: Path, seed: int = 0) -> dict[str, Any]:
         }  # fmt: skip
     (folder / "pages.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1),
                                        encoding="utf-8")  # fmt: skip
+    (folder / "answer_key.json").write_text(json.dumps(ANSWER_KEY, ensure_ascii=False, indent=1),
+                                            encoding="utf-8")  # fmt: skip
     return manifest

@@ -44,6 +44,18 @@ def test_questions_blanks_and_figures_are_found_in_every_variant(pages, read, va
         assert abs(page.skew_deg - expected) <= 0.35
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_options_are_read_cell_by_cell_in_every_variant(read, variant):
+    """Every option of every question, in order, markers dropped: the option lines are re-read
+    one cell at a time (read as whole lines, "B. 平行" came out as "BRT"), and the second option
+    line above a figure is not swallowed by the figure."""
+    for name, drawn in PAGES.items():
+        page = read[(name, variant)]
+        for found, truth in zip(page.questions, drawn, strict=True):
+            said = [o.strip("“”\"'") for o in found.options]
+            assert said == list(truth.options), (name, variant, found.number)
+
+
 def test_blanks_sit_where_they_were_printed_and_figures_are_cropped(read):
     page = read[("page_001", "clean")]
     second = page.questions[1].markdown()

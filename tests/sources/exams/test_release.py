@@ -124,7 +124,7 @@ def test_source_verbs(tmp_path, capsys):
     assert main(["source", "sample", "exams", "--out", str(tmp_path / "ex")]) == 0
     assert main(["source", "check", "exams", str(tmp_path / "ex")]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["release"]["questions"] == 9 and summary["html_pages"] == 4
+    assert summary["release"]["questions"] == 9 and summary["html_pages"] == 5
     assert summary["page_images"] == 8
     assert main(["source", "check", "exams", str(tmp_path)]) == 2
     assert "no exam sources here" in capsys.readouterr().err

@@ -1,0 +1,45 @@
+"""The dataset card of a published MULTI folder, from its ``build_info`` alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsmith.builders.base import Card
+
+
+def multi_card(info: dict[str, Any]) -> Card:
+    kinds = info.get("source_kinds") or {}
+    metadata = {
+        "pretty_name": "MULTI (benchsmith build: release, crawled pages and scans)",
+        "license": "other",
+        "license_name": "multi-release-terms",
+        "language": ["zh", "en"],
+        "task_categories": ["visual-question-answering", "multiple-choice", "question-answering"],
+        "tags": ["multimodal", "exam", "chinese", "science", "benchsmith"],
+        "source_datasets": ["OpenDFM/MULTI-Benchmark"],
+        "size_categories": [size_category(int(info["counts"]["selected"]))],
+    }
+    context = {"info": info, "kinds": kinds, "ocr": info.get("ocr") or {}}
+    return Card(metadata, context, "questions", license_text=multi_license())
+
+
+def size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return name
+    return "100K<n<1M"
+
+
+def multi_license() -> str:
+    return (
+        "- **Questions, answers, analyses, knowledge pieces and images of the official release**"
+        "\n  (`source_kind: release`, the `extend` config): as the MULTI release states them "
+        "(OpenDFM,\n  `OpenDFM/MULTI-Benchmark` on the Hugging Face Hub; research use). The "
+        "questions come from\n  public question banks and exams; their copyright stays with "
+        "their owners.\n"
+        "- **Crawled pages and scans** (`source_kind: html` or `scan`): the terms of the site or "
+        "exam they\n  came from; this build records each page's file and sha256 in "
+        "`provenance.sources`.\n"
+        "- The conversion, cleaning, selection, this card and the build code: ours, "
+        "**Apache-2.0**.\n"
+    )

@@ -1,0 +1,221 @@
+"""MULTI's command-line steps: ``benchsmith build multi ocr|questions|select|elite``.
+
+Every option defaults to the ``multi:`` section of ``params.yaml`` (``--params``); a flag given
+on the command line wins for that run. ``benchsmith source prepare exams`` puts the exam sources
+in ``data/sources/exams/``; the DVC pipeline calls these same commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Step
+from benchsmith.core.metrics import add_metrics_option, write_metrics
+from benchsmith.core.params import add_params_option, load_params, section
+from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.publish.roots import add_roots_argument, parse_root_flags
+
+DEFAULT_EXAMS = Path("data/sources/exams")
+DEFAULT_CONVERTED = Path("data/multi/converted")
+DEFAULT_QUESTIONS = Path("data/multi/questions")
+DEFAULT_PLAN = Path("data/multi/plan")
+ROOT_NAMES = ("release", "converted")
+
+
+def parse_roots(values: list[str]) -> dict[str, str]:
+    return parse_root_flags(values, ROOT_NAMES, "multi")
+
+
+def multi_config(params: dict[str, Any], seed: int | None = None):
+    from benchsmith.builders.multi.config import MultiConfig
+
+    settings = section(params, "multi")
+    if seed is None:
+        seed = settings.get("seed") if settings.get("seed") is not None else params.get("seed")
+    return MultiConfig.from_params(settings, seed)
+
+
+def add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_option(parser, "conversion report")
+    parser.add_argument("--exams", type=Path, metavar="DIR",
+                        help="exams folder with html/ and pages/ (default: multi.sources.exams, "
+                        f"{DEFAULT_EXAMS})")  # fmt: skip
+    parser.add_argument("--backend", choices=("tesseract", "easyocr"),
+                        help="OCR engine (default: multi.ocr.backend, tesseract)")  # fmt: skip
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="OCR processes (default: multi.ocr.workers, 1)")  # fmt: skip
+    parser.add_argument("--cache", type=Path, metavar="DIR",
+                        help="OCR cache by page sha256 and engine (default: multi.ocr.cache_dir, "
+                        ".benchsmith/ocr-cache)")  # fmt: skip
+    add_metrics_option(parser, "OCR summary")
+    add_params_option(parser)
+    parser.add_argument("--out", type=Path, default=DEFAULT_CONVERTED, metavar="DIR",
+                        help=f"converted folder (replaced atomically; default {DEFAULT_CONVERTED})")  # fmt: skip
+
+
+def run_ocr(args: argparse.Namespace) -> int:
+    from benchsmith.builders.multi.convert import OcrSettings, convert_exams
+
+    params = load_params(args.params)
+    knobs = section(params, "multi", "ocr")
+    exams = args.exams or section(params, "multi", "sources").get("exams") or DEFAULT_EXAMS
+    settings = OcrSettings(
+        backend=args.backend or knobs.get("backend") or "tesseract",
+        workers=args.workers or int(knobs.get("workers") or 1),
+        cache_dir=Path(args.cache or knobs.get("cache_dir") or ".benchsmith/ocr-cache"),
+    )
+    report = convert_exams(Path(exams), args.out, settings)
+    ocr = report["ocr"]
+    log(f"multi ocr: {report['problems']} problems ({report['by_kind']['html']} from HTML, "
+        f"{report['by_kind']['scan']} from scans); {ocr['pages']} pages, {ocr['read']} read, "
+        f"{ocr['cached']} from the cache; {report['skipped']} skipped -> {args.out}")  # fmt: skip
+    write_metrics(args.metrics, {"problems": report["problems"], "skipped": report["skipped"],
+                                 "cer": ocr.get("cer", {})})  # fmt: skip
+    print_json(report, args.json)
+    return 0
+
+
+def add_questions_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_option(parser, "build summary")
+    parser.add_argument("--release", type=Path, metavar="DIR",
+                        help="the unzipped MULTI release (default: multi.sources.release, else "
+                        "EXAMS/release)")  # fmt: skip
+    parser.add_argument(
+        "--converted",
+        type=Path,
+        metavar="DIR",
+        help=f"the ocr step's folder (default {DEFAULT_CONVERTED}, if present)",
+    )
+    parser.add_argument("--no-release", action="store_true", help="crawled pages only")
+    parser.add_argument("--no-converted", action="store_true", help="the release only")
+    parser.add_argument("--seed", type=int, metavar="S", help="build seed (default multi.seed)")
+    add_params_option(parser)
+    parser.add_argument("--out", type=Path, default=DEFAULT_QUESTIONS, metavar="DIR",
+                        help=f"questions folder (replaced atomically; default {DEFAULT_QUESTIONS})")  # fmt: skip
+
+
+def run_questions(args: argparse.Namespace) -> int:
+    from benchsmith.builders.multi.plan import MultiSources, build_questions
+
+    params = load_params(args.params)
+    configured = section(params, "multi", "sources")
+    exams = Path(configured.get("exams") or DEFAULT_EXAMS)
+    release = None if args.no_release else (
+        args.release or configured.get("release") or exams / "release")  # fmt: skip
+    converted = None if args.no_converted else (args.converted or DEFAULT_CONVERTED)
+    if converted is not None and args.converted is None and not Path(converted).exists():
+        converted = None  # the default folder is optional; a named one must exist
+    info = build_questions(multi_config(params, args.seed),
+                           MultiSources(Path(release) if release else None,
+                                        Path(converted) if converted else None), args.out)  # fmt: skip
+    print_json(info["counts"], args.json)
+    return 0
+
+
+def add_select_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_option(parser, "selection summary")
+    parser.add_argument("questions_dir", type=Path, nargs="?", default=DEFAULT_QUESTIONS,
+                        metavar="QUESTIONS_DIR",
+                        help=f"folder of the questions step (default {DEFAULT_QUESTIONS})")  # fmt: skip
+    parser.add_argument("--seed", type=int, metavar="S", help="build seed (default multi.seed)")
+    add_metrics_option(parser, "near-duplicate and selection summary")
+    add_params_option(parser)
+    parser.add_argument("--out", type=Path, default=DEFAULT_PLAN, metavar="DIR",
+                        help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})")  # fmt: skip
+
+
+def run_select(args: argparse.Namespace) -> int:
+    from benchsmith.builders.multi.plan import select_questions
+
+    params = load_params(args.params)
+    info = select_questions(args.questions_dir, multi_config(params, args.seed), args.out)
+    numbers = {k: v for k, v in info["near_duplicates"].items() if not isinstance(v, bool)}
+    write_metrics(args.metrics, {"counts": info["counts"], "near_duplicates": numbers,
+                                 "selection": info["selection"]})  # fmt: skip
+    print_json(info["counts"], args.json)
+    return 0
+
+
+def add_elite_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("plan_dir", type=Path, nargs="?", default=DEFAULT_PLAN, metavar="PLAN_DIR",
+                        help=f"folder of the select step (default {DEFAULT_PLAN})")  # fmt: skip
+    parser.add_argument("--run", action="append", required=True, metavar="NAME=FILE",
+                        help="a judge run's predictions (JSONL question_id/response, or the "
+                        "official JSON); repeat per run. Its weight is its own overall score")  # fmt: skip
+    parser.add_argument("--text-only", action="append", default=[], metavar="NAME",
+                        help="a run that saw no images: skipped on image questions")  # fmt: skip
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=500,
+        metavar="N",
+        help="questions to draw from the candidates (default 500, the paper's)",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="seed of the final draw (the original's was unseeded)")  # fmt: skip
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE",
+                        help="hard list to write (a JSON array of ids, the release's format); "
+                        "use it with multi.elite.mode: file")  # fmt: skip
+
+
+def run_elite(args: argparse.Namespace) -> int:
+    from benchsmith.builders.multi.reselect import reselect_from_runs
+
+    reselect_from_runs(args.plan_dir, args.run, args.text_only, args.size, args.seed, args.out)
+    return 0
+
+
+def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
+    publish.add_argument("plan_dir", type=Path, nargs="?", default=DEFAULT_PLAN,
+                         metavar="PLAN_DIR", help=f"folder of the select step (default {DEFAULT_PLAN})")  # fmt: skip
+    add_roots_argument(publish, ROOT_NAMES, "the plan")
+
+
+STEPS = (
+    Step(
+        "ocr",
+        "convert raw HTML pages and scanned exam pages into problem records (OCR, cached)",
+        "Read EXAMS/html/*.html (with html/answer_key.json) and EXAMS/pages/*.png (with "
+        "pages/answer_key.json) and write problem records in the release's own shape, their "
+        "images and a report to --out. HTML: layout stripped, Markdown, tables, images, LaTeX. "
+        "Scans: deskew, figures cropped, blanks to [MASK], OCR (tesseract, or easyocr with your "
+        "weights), question/stem/options. OCR results are cached by page sha256 and engine; a "
+        "page that does not decode, an empty OCR or a page without an answer key is a counted "
+        "skip named in the report.",
+        add_ocr_arguments,
+        run_ocr,
+    ),
+    Step(
+        "questions",
+        "split every problem (release and converted) into questions and clean them",
+        "Read the MULTI release and the ocr step's folder; one question per problem_content_list "
+        "entry ({problem_id}_{i}), with type, points, options, image class, level and track; "
+        "cleaning per multi.cleaning (hints removed, parallel blanks split, empty/duplicate "
+        "options flagged), each change a recorded decision. Writes --out/questions.jsonl.",
+        add_questions_arguments,
+        run_questions,
+    ),
+    Step(
+        "select",
+        "remove near duplicates, apply the Appendix D selection, mark Elite, attach Extend",
+        "Near duplicates across all questions (MinHash LSH + Jaccard on text, pHash on images; "
+        "sub-quadratic), the paper's Appendix D selection on crawled problems (seeded), Elite "
+        "from the release's hard list (or multi.elite.hard_list), and the Extend knowledge. "
+        "Writes --out/questions.jsonl, removed.jsonl (the decision log) and extend.jsonl.",
+        add_select_arguments,
+        run_select,
+    ),
+    Step(
+        "elite",
+        "re-draw an Elite hard list from judge runs (the authors' notebook, seeded)",
+        "Score each --run against the plan, weight it by its own overall score, rank questions "
+        "by failure score (ties: 1.5*difficulty + quality), fill the image-class x subject "
+        "buckets (ceil(t/4) MA, floor(t/4) FB, the rest SA), and draw --size of the candidates "
+        "with --seed. Writes a hard list in the release's format; this is a re-selection, not "
+        "the published list.",
+        add_elite_arguments,
+        run_elite,
+    ),
+)

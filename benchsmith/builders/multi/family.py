@@ -1,0 +1,56 @@
+"""The MULTI family: what the shared layers need to build, publish, audit and read it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchsmith.builders.base import Family, Publication, RowAuditor
+from benchsmith.builders.multi import cli
+
+
+class MultiFamily(Family):
+    name = "multi"
+    title = "MULTI (Chinese exam questions with images)"
+    summary = "exam questions from the release, crawled HTML and scans: ocr -> questions -> select"
+    steps = cli.STEPS
+    root_names = cli.ROOT_NAMES
+    audit_help = (
+        "the questions and select steps re-run from the recorded release and converted pages and "
+        "every column compared, images by sha256. --id: a question id, e.g. czsx_0_0 (in "
+        "`extend`: the knowledge key)"
+    )
+
+    def params_fields(self) -> dict[str, Any]:
+        from benchsmith.builders.multi.params import params_fields
+
+        return params_fields()
+
+    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
+        cli.add_publish_arguments(parser)
+
+    def publication(self, args: argparse.Namespace) -> Publication:
+        from benchsmith.builders.multi.publication import MultiPublication
+
+        return MultiPublication(args.plan_dir, cli.parse_roots(args.root))
+
+    def auditor(
+        self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
+    ) -> RowAuditor:
+        from benchsmith.builders.multi.audit import MultiAuditor
+
+        return MultiAuditor(dataset_dir, info, roots)
+
+    def columns(self, info: dict[str, Any]):
+        from benchsmith.hf.dataset_view import ColumnMap
+
+        return ColumnMap(id="question_id", question="text", answer="answer", choices="options",
+                         image="images", subtask="question_type")  # fmt: skip
+
+    def not_samples(self, info: dict[str, Any], config: str) -> str | None:
+        return "knowledge pieces that questions link to" if config == "extend" else None
+
+
+MULTI = MultiFamily()

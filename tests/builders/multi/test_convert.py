@@ -1,0 +1,72 @@
+"""The ocr step: crawled HTML and scanned pages to problem records; cached; bad pages skipped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from benchsmith.builders.multi.convert import OcrSettings, convert_exams
+
+
+def test_pages_become_release_shaped_problems(multi_build):
+    converted = multi_build["converted"]
+    problems = json.loads((converted / "problems.json").read_text(encoding="utf-8"))
+    sources = json.loads((converted / "sources.json").read_text(encoding="utf-8"))
+    report = json.loads((converted / "report.json").read_text(encoding="utf-8"))
+    assert report["by_kind"] == {"html": 5, "scan": 16} and report["skipped"] == 0
+    html = problems["czsx_html-q0001"]
+    content = html["problem_content_list"][0]
+    assert content.startswith("如图 [IMAGE_1]，在三角形 ABC 中，<u>M 是 BC 的中点</u>")
+    assert "等于（ ）[MASK]\nA. AB$^{2}$\nB. BC$^{2}$" in content  # blank, options, LaTeX
+    assert html["problem_answer_list"] == ["A"] and html["education"] == "初中"
+    scan = problems["czsx_scan-page001-noisy-q1"]
+    lines = scan["problem_content_list"][0].split("\n")
+    assert lines[0].startswith("[IMAGE_1]") and lines[0].endswith("（ ）[MASK]")
+    assert lines[1:] == ["A. 垂直", "B. 平行", "C. 相等", "D. 无法确定"]
+    assert (converted / scan["img_paths"][0]).is_file()
+    assert sources["czsx_scan-page001-noisy-q1"]["file"] == "pages/page_001.noisy.png"
+    assert set(report["ocr"]["cer"]) == {"clean", "rotated", "blurred", "noisy"}
+    assert all(0 <= cer < 0.1 for cer in report["ocr"]["cer"].values())
+
+
+def test_ocr_is_cached_by_page_and_engine(multi_build, tmp_path):
+    settings = OcrSettings(cache_dir=multi_build["cache"])
+    report = convert_exams(multi_build["exams"], tmp_path / "again", settings)
+    assert (report["ocr"]["read"], report["ocr"]["cached"]) == (0, 8)
+    # a warm cache writes the same bytes as the cold first run (dvc.lock must not depend on it)
+    for name in ("problems.json", "sources.json", "report.json"):
+        assert (tmp_path / "again" / name).read_bytes() == (
+            multi_build["converted"] / name).read_bytes()  # fmt: skip
+
+
+def test_bad_pages_are_counted_skips_and_the_rest_is_kept(multi_build, tmp_path):
+    exams = tmp_path / "exams"
+    shutil.copytree(multi_build["exams"], exams, ignore=shutil.ignore_patterns("release"))
+    page = exams / "pages" / "page_002.noisy.png"
+    page.write_bytes(page.read_bytes()[:300])  # truncated scan
+    (exams / "pages" / "page_003.clean.png").write_bytes(Path(page).read_bytes()[:10])
+    blank = exams / "pages" / "page_004.clean.png"
+    from PIL import Image
+
+    Image.new("L", (400, 300), 255).save(blank)  # OCR finds nothing
+    (exams / "html" / "q_0004.html").write_bytes(b"<p>4. \xff\xfe broken</p>")  # not UTF-8
+    (exams / "html" / "q_0003.html").write_text(
+        (exams / "html" / "q_0003.html").read_text("utf-8").replace("circle.png", "gone.png"),
+        encoding="utf-8")  # fmt: skip
+    key = json.loads((exams / "html" / "answer_key.json").read_text("utf-8"))
+    del key["q_0005"]
+    (exams / "html" / "answer_key.json").write_text(json.dumps(key), encoding="utf-8")
+    report = convert_exams(exams, tmp_path / "out", OcrSettings(cache_dir=multi_build["cache"]))
+    reasons = {(s["file"].split("#")[0], s["reason"]) for s in report["skips"]}
+    details = {s["file"]: s["detail"] for s in report["skips"]}
+    assert "gone.png" in details["html/q_0003.html"]
+    assert reasons == {
+        ("pages/page_002.noisy.png", "PAGE_NOT_READ"),
+        ("pages/page_003.clean.png", "PAGE_NOT_READ"),
+        ("pages/page_004.clean.png", "PAGE_NOT_READ"),
+        ("html/q_0004.html", "PAGE_NOT_CONVERTED"),
+        ("html/q_0003.html", "PAGE_NOT_CONVERTED"),
+        ("html/q_0005.html", "NO_ANSWER_KEY"),
+    }
+    assert report["by_kind"] == {"html": 2, "scan": 14}  # everything else converted
