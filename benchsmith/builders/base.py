@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -32,6 +32,7 @@ from benchsmith.builders.audit_report import AuditReport
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
 
+    from benchsmith.builders.requests import PredictionRequest, RequestSource
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
 
@@ -244,6 +245,19 @@ class Family(ABC):
         """What ``config`` holds instead of samples (e.g. images that samples point to), for
         the error of a command that needs samples; None for a config of samples."""
         return None
+
+    predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses
+
+    def prediction_requests(self, source: RequestSource) -> Iterator[PredictionRequest]:
+        """What ``predict`` sends for each sample of ``source.config``/``source.split``, keyed
+        by the fields this family's scorer reads. Default: the sample's images, then the
+        question, option lines and the lmms-eval instruction, keyed by ``sample_id``."""
+        from benchsmith.builders.requests import generic_requests
+        from benchsmith.hf.dataset_view import DatasetView
+
+        view = DatasetView(source.dataset_dir, source.config, source.split,
+                           self.columns(source.info))  # fmt: skip
+        return generic_requests(view, source.options)
 
     def params_fields(self) -> dict[str, Any]:
         """The keys of this family's ``params.yaml`` block (schema nodes of

@@ -24,11 +24,22 @@ dataset in Hugging Face parquet layout, and write one JSON line per sample to --
 
   {"sample_id": "17", "model": "MODEL", "response": "B", "cache_key": "<sha256>"}
 
-Prompt: the question, then "A. option" lines for multiple choice and the lmms-eval instruction
-("Answer with the option's letter from the given choices directly." or "Answer the question
-using a single word or phrase."), after the sample's image(s). --instruction replaces the
-instruction line ("" for none, e.g. when the question column already holds a full prompt).
---text-only sends no image at all (for text-only leakage runs).
+On a folder benchsmith published, each family builds its own prompt and writes the id fields its
+scorer reads, so `predict` then `score` works for every family:
+  mmneedle  haystack images in order + the original prompt           -> sample_id
+  vlicl     instruction, then each demonstration's images, question and answer, then the
+            query (one request per query, --shots and --seeds, episodes --sampler)
+                                                                   -> query_id, n_shot, seed
+  mmiu      images + context/question in the original order + "Please answer the option
+            directly like A,B,C,D..."                                -> id
+  multi     images + the question text + a Chinese answer-format line per type, with a system
+            prompt naming the knowledge point                      -> question_id
+Any other folder: the question, then "A. option" lines for multiple choice and the lmms-eval
+instruction ("Answer with the option's letter from the given choices directly." or "Answer the
+question using a single word or phrase."), after the sample's image(s); the --*-column flags
+choose the columns (and take this generic prompt on a benchsmith folder too).
+--instruction replaces the instruction line ("" for none). --text-only sends no image at all
+(for text-only leakage runs).
 
 Server: --base-url or $OPENAI_BASE_URL; the API key is read from $OPENAI_API_KEY (or the variable
 named by --api-key-env) and is never written anywhere. Local servers need no key.
@@ -40,6 +51,9 @@ counted. Failed requests (server errors, timeouts, junk after retries) are not w
 summary counts them and the exit code is 1 until a rerun completes them. If every request of
 the first batch fails, the run stops with the first error (server down or wrong model).
 """
+
+
+OUTPUT_FIELDS = ("model", "response", "cache_key")  # the rest of a row is its request's key
 
 
 @dataclass
@@ -108,7 +122,14 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     )
     prompt.add_argument("--max-tokens", type=int, metavar="N", help="server default if unset")
     prompt.add_argument("--instruction", metavar="TEXT", help="replaces the instruction line")
-    prompt.add_argument("--limit", type=int, metavar="N", help="only the first N samples")
+    prompt.add_argument("--limit", type=int, metavar="N", help="only the first N requests")
+    vlicl = parser.add_argument_group("VL-ICL episodes")
+    vlicl.add_argument("--shots", type=int, nargs="+", metavar="K",
+                       help="demonstrations per query (default: every n_shot the episodes have)")  # fmt: skip
+    vlicl.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                       help="episode seeds (default: every seed)")  # fmt: skip
+    vlicl.add_argument("--sampler", choices=("hashed", "legacy"), default="hashed",
+                       help="which episodes split (default hashed)")  # fmt: skip
     columns = parser.add_argument_group("columns (guessed from common names if not given)")
     for role in ("id", "question", "choices", "image"):
         columns.add_argument(f"--{role}-column", metavar="NAME", help=f"the {role} column")
@@ -124,9 +145,11 @@ def read_existing(path: Path, model: str) -> ExistingOutput:
     scan = scan_appendable_jsonl(path, fix=fix)
     existing = ExistingOutput(truncated_lines=int(scan.torn_tail))
     for number, row in scan.rows:
-        if not isinstance(row, dict) or "sample_id" not in row:
+        key = {k: v for k, v in row.items() if k not in OUTPUT_FIELDS} if isinstance(
+            row, dict) else {}  # fmt: skip
+        if not key:
             raise BenchsmithError(
-                f"line {number} is not a prediction row (not an object with a sample_id)",
+                f"line {number} is not a prediction row (not an object with its id fields)",
                 path=f"{path}:{number}",
                 fix=fix,
             )
@@ -136,7 +159,7 @@ def read_existing(path: Path, model: str) -> ExistingOutput:
                 path=f"{path}:{number}",
                 fix="write each model's predictions to its own --out file",
             )
-        existing.done.add(str(row["sample_id"]))
+        existing.done.add(json.dumps(key, sort_keys=True, ensure_ascii=False))
     if scan.torn_tail:
         os.truncate(path, scan.complete_bytes)
     elif scan.missing_newline:
@@ -178,33 +201,57 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 def _write_results(
-    handle: LazyAppend, samples, results, model: str, summary: PredictSummary
+    handle: LazyAppend, requests, results, model: str, summary: PredictSummary
 ) -> None:
-    for sample, result in zip(samples, results, strict=True):
+    for request, result in zip(requests, results, strict=True):
         if not result.ok:
             summary.failed += 1
-            summary.first_error = summary.first_error or f"{sample.sample_id}: {result.error}"
+            summary.first_error = summary.first_error or f"{request.key_text}: {result.error}"
             continue
-        row = {
-            "sample_id": sample.sample_id,
-            "model": model,
-            "response": result.text,
-            "cache_key": result.key,
-        }
+        row = {**request.key, "model": model, "response": result.text, "cache_key": result.key}
         handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         handle.flush()  # an interrupted run keeps every row written so far
         summary.written += 1
         summary.from_cache += result.cached
 
 
-def run_predict(args: argparse.Namespace) -> int:
-    from benchsmith.commands._common import column_roles
-    from benchsmith.core.llm import LLMClient, LLMConfig, require_ok, user_message
-    from benchsmith.core.progress import log
+def prediction_requests(args: argparse.Namespace):
+    """The family's requests for a benchsmith folder (unless columns were named), else the
+    generic prompt over the guessed or named columns."""
+    from benchsmith.builders.base import Family
+    from benchsmith.builders.requests import PredictOptions, RequestSource, generic_requests
+    from benchsmith.commands._common import COLUMN_ROLES, column_roles, dataset_kind
+    from benchsmith.core.errors import BenchsmithError
     from benchsmith.hf.dataset_view import DatasetView
-    from benchsmith.stages.question_prompt import render_prompt
 
+    options = PredictOptions(text_only=args.text_only, instruction=args.instruction,
+                             shots=tuple(args.shots or ()), seeds=tuple(args.seeds or ()),
+                             sampler=args.sampler)  # fmt: skip
+    named = any(getattr(args, f"{role}_column", None) for role in COLUMN_ROLES)
+    kind = None
+    if (Path(args.dataset) / "build_info.json").is_file():
+        kind, info = dataset_kind(args.dataset)
+    uses = kind.predict_options if isinstance(kind, Family) else ()
+    for flag, given in (("shots", args.shots), ("seeds", args.seeds),
+                        ("sampler", args.sampler != "hashed")):  # fmt: skip
+        if given and flag not in uses:
+            raise BenchsmithError(f"--{flag} applies to VL-ICL episodes, not to this dataset",
+                                  fix=f"drop --{flag}")  # fmt: skip
+    if isinstance(kind, Family) and not named:
+        from benchsmith.commands._common import require_sample_config
+
+        require_sample_config(args.dataset, kind, info, args.config)
+        return kind.prediction_requests(RequestSource(args.dataset, info, args.config,
+                                                      args.split, options))  # fmt: skip
     view = DatasetView(args.dataset, args.config, args.split, column_roles(args, args.dataset))
+    return generic_requests(view, options)
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from benchsmith.core.llm import LLMClient, LLMConfig, require_ok
+    from benchsmith.core.progress import log
+
+    requests = prediction_requests(args)
     client = LLMClient(
         LLMConfig(
             model=args.model,
@@ -222,22 +269,18 @@ def run_predict(args: argparse.Namespace) -> int:
     seen = set(existing.done)
 
     def todo():
-        for sample in islice(view.iter_samples(with_images=not args.text_only), args.limit):
-            if sample.sample_id in seen:
+        for request in islice(requests, args.limit):
+            if request.key_text in seen:
                 summary.already_done += 1
                 continue
-            seen.add(sample.sample_id)
-            yield sample
-
-    def messages(sample) -> list[dict]:
-        text = render_prompt(sample.question, sample.choices, instruction=args.instruction)
-        images = () if args.text_only else sample.images
-        return [user_message(text, images, detail=args.detail)]
+            seen.add(request.key_text)
+            yield request
 
     with LazyAppend(args.out) as handle:
         for chunk in _chunks(todo(), max(16, 8 * args.concurrency)):
             results = client.complete_many(
-                [messages(s) for s in chunk], desc=f"predict {args.model}"
+                [r.messages(args.detail, args.text_only) for r in chunk],
+                desc=f"predict {args.model}",
             )
             if summary.written == 0 and not any(r.ok for r in results):
                 require_ok(results, what=f"requests to {client.base_url}")

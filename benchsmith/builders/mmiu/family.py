@@ -52,6 +52,11 @@ class MmiuFamily(Family):
 
         return MmiuAuditor(dataset_dir, info, roots)
 
+    def prediction_requests(self, source):
+        from benchsmith.builders.mmiu.predict import mmiu_requests
+
+        return mmiu_requests(source, self.columns(source.info))
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

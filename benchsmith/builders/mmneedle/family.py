@@ -43,6 +43,21 @@ class MmneedleFamily(Family):
 
         return MmneedleAuditor(dataset_dir, info, roots)
 
+    def prediction_requests(self, source):
+        """The haystack images in order, then the original prompt (the ``prompt`` column holds
+        the whole of it: no instruction line is added), written as ``sample_id``."""
+        from dataclasses import replace
+
+        from benchsmith.builders.requests import generic_requests
+        from benchsmith.hf.dataset_view import DatasetView
+
+        options = source.options
+        if options.instruction is None:
+            options = replace(options, instruction="")
+        view = DatasetView(source.dataset_dir, source.config, source.split,
+                           self.columns(source.info))  # fmt: skip
+        return generic_requests(view, options, key_type=int)
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap, ImageJoin
 

@@ -43,6 +43,11 @@ class MultiFamily(Family):
 
         return MultiAuditor(dataset_dir, info, roots)
 
+    def prediction_requests(self, source):
+        from benchsmith.builders.multi.predict import multi_requests
+
+        return multi_requests(source, self.columns(source.info))
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

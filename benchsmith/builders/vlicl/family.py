@@ -44,6 +44,13 @@ class VliclFamily(Family):
 
         return VliclAuditor(dataset_dir, info, roots)
 
+    predict_options = ("shots", "seeds", "sampler")
+
+    def prediction_requests(self, source):
+        from benchsmith.builders.vlicl.predict import vlicl_requests
+
+        return vlicl_requests(source, self.columns(source.info))
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

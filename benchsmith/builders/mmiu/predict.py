@@ -1,0 +1,33 @@
+"""What ``benchsmith predict`` sends for an MMIU item: its images in order, then the prompt the
+official evaluation assembles (context and question in the item's ``prompt_order``, then "Please
+answer the option directly like A,B,C,D..."); written as ``id``, which MMIU's scorer reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from benchsmith.builders.mmiu.prompts import ANSWER_SUFFIX, full_prompt
+from benchsmith.builders.requests import PredictionRequest, RequestSource
+from benchsmith.core.errors import BenchsmithError
+
+
+def mmiu_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:
+    from benchsmith.hf.dataset_view import DatasetView
+
+    view = DatasetView(source.dataset_dir, source.config, source.split, columns)
+    with_images = not source.options.text_only
+    for sample in view.iter_samples(with_images=with_images):
+        row = sample.row
+        if with_images and len(sample.images) != row["num_images"]:
+            raise BenchsmithError(
+                f"item {row['id']} has {row['num_images'] - len(sample.images)} image(s) "
+                "published as references (ScanNet's terms), so it cannot be sent",
+                path=source.dataset_dir,
+                fix="rehydrate it from your ScanNet copy first: `benchsmith build mmiu rehydrate "
+                "DATASET --scannet DIR --out DIR`, and predict on that folder (or --text-only)",
+            )
+        text = full_prompt(row["question"], row["context"], row["prompt_order"])
+        if source.options.instruction is not None:  # replaces the answer line
+            text = "\n".join(t for t in (text.removesuffix(ANSWER_SUFFIX),
+                                          source.options.instruction) if t)  # fmt: skip
+        yield PredictionRequest({"id": row["id"]}, (*sample.images, text))

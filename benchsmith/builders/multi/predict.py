@@ -1,0 +1,39 @@
+"""What ``benchsmith predict`` sends for a MULTI question, written as ``question_id``.
+
+MULTI's own evaluation prompts in Chinese: a system prompt with the role, the knowledge keyword
+and the question type, and a strict answer-format rule. Ours says the same in our words: the
+question's images (in ``[IMAGE_n]`` order; the text names them), the question text (stem,
+options, ``[MASK]`` blanks), and one line on how to answer for its type, so the reply is one the
+scorer reads (letters for SA/MA, one line per blank for FB).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from benchsmith.builders.multi.config import QUESTION_TYPES
+from benchsmith.builders.requests import PredictionRequest, RequestSource
+
+SYSTEM = "你是一名{subject}学科的考试答题助手。请认真阅读题目（可能包含图片），给出答案。"
+ANSWER_FORMAT = {
+    "SA": "这是一道单选题，请在最后一行写出“答案是X”，X为唯一正确选项的字母。",
+    "MA": "这是一道多选题，请在最后一行写出“答案是XY”，列出所有正确选项的字母。",
+    "FB": "这是一道填空题，请按顺序写出每个[MASK]处的答案，每行一个，不要写其他内容。",
+    "OP": "这是一道解答题，请写出解答过程和最终答案。",
+    "Other": "请作答。",
+}
+
+
+def multi_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:
+    from benchsmith.hf.dataset_view import DatasetView
+
+    view = DatasetView(source.dataset_dir, source.config, source.split, columns)
+    for sample in view.iter_samples(with_images=not source.options.text_only):
+        row = sample.row
+        kind = QUESTION_TYPES[row["question_type"]]
+        subject = row["knowledge"][0] if row["knowledge"] else row["subject"]
+        instruction = source.options.instruction
+        rule = ANSWER_FORMAT[kind] if instruction is None else instruction
+        text = "\n".join(t for t in (row["text"], rule) if t)
+        yield PredictionRequest({"question_id": row["question_id"]},
+                                (*sample.images, text), SYSTEM.format(subject=subject))  # fmt: skip

@@ -1,0 +1,70 @@
+"""What ``benchsmith predict`` sends for VL-ICL: one request per query, shot count and seed.
+
+The ``episodes`` config (split = sampler, ``hashed`` by default) lists, per query, ``n_shot`` and
+``seed``, the demonstrations (support ids) and their answers. A request is the task's
+instruction, then each demonstration's images with ``Question: ...`` and ``Answer: ...``, then the
+query's images with its question and an open ``Answer:`` (the paper's LLaVA-style layout, images
+interleaved where they belong). It is written as ``query_id``, ``n_shot`` and ``seed``: what the
+VL-ICL scorer reads. ``--shots`` and ``--seeds`` choose which episodes are run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from benchsmith.builders.requests import PredictionRequest, RequestSource
+from benchsmith.core.errors import BenchsmithError
+
+INSTRUCTIONS = {
+    "open_mi": "Each image shows an object with a made-up name. Learn the names from the "
+    "examples and answer with the name only.",
+    "matching_mi": "Decide from the examples whether the two images match as they do there. "
+    "Answer with the word used in the examples.",
+    "clevr": "Each question names an attribute and a value; count the objects in the scene "
+    "that have it, following the examples. Answer with a number only.",
+    "operator_induction": "Each image shows two numbers and a hidden operator; find the "
+    "operator from the examples and answer with the result only.",
+    "textocr": "Answer with the text shown in the red box only.",
+}
+DEFAULT_INSTRUCTION = "Answer the question as in the examples, with the answer only."
+
+
+def _rows(source: RequestSource, split: str, columns, with_images: bool) -> dict[str, tuple]:
+    from benchsmith.hf.dataset_view import DatasetView
+
+    view = DatasetView(source.dataset_dir, source.config, split, columns)
+    return {s.sample_id: (s.question, tuple(s.images)) for s in view.iter_samples(
+        with_images=with_images)}  # fmt: skip
+
+
+def vlicl_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:
+    from benchsmith.hf.dataset_view import ColumnMap, DatasetView
+
+    options = source.options
+    if source.split != "query":
+        raise BenchsmithError(f"VL-ICL predictions are for queries, not split {source.split!r}",
+                              fix="use --split query (demonstrations come from the support split)")  # fmt: skip
+    with_images = not options.text_only
+    support = _rows(source, "support", columns, with_images)
+    queries = _rows(source, "query", columns, with_images)
+    episodes = DatasetView(source.dataset_dir, "episodes", options.sampler,
+                           ColumnMap(id="query_id", question="task", answer="demo_answers"))  # fmt: skip
+    instruction = INSTRUCTIONS.get(source.config, DEFAULT_INSTRUCTION)
+    if options.instruction is not None:
+        instruction = options.instruction
+    for episode in episodes.iter_samples(with_images=False):
+        row = episode.row
+        if row["task"] != source.config:
+            continue
+        if options.shots and row["n_shot"] not in options.shots:
+            continue
+        if options.seeds and row["seed"] not in options.seeds:
+            continue
+        parts: list[str | bytes] = [instruction] if instruction else []
+        for demo, answer in zip(row["demo_ids"], row["demo_answers"], strict=True):
+            question, images = support[demo]
+            parts += [*images, f"Question: {question}\nAnswer: {answer}"]
+        question, images = queries[row["query_id"]]
+        parts += [*images, f"Question: {question}\nAnswer:"]
+        key = {"query_id": row["query_id"], "n_shot": int(row["n_shot"]), "seed": int(row["seed"])}
+        yield PredictionRequest(key, tuple(parts))
