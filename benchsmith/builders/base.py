@@ -32,7 +32,7 @@ from benchsmith.builders.audit_report import AuditReport
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
 
-    from benchsmith.builders.requests import PredictionRequest, RequestSource
+    from benchsmith.builders.requests import HarnessRow, PredictionRequest, RequestSource
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
 
@@ -258,6 +258,17 @@ class Family(ABC):
         view = DatasetView(source.dataset_dir, source.config, source.split,
                            self.columns(source.info))  # fmt: skip
         return generic_requests(view, source.options)
+
+    def harness_rows(self, source: RequestSource) -> Iterator[HarnessRow]:
+        """The samples of ``source.config``/``source.split`` as single-turn harness rows
+        (``export vlmevalkit``); default: the generic reading of the family's columns. A family
+        whose samples are not single-turn says which it skips, and why, by not yielding them."""
+        from benchsmith.builders.requests import generic_harness_rows
+        from benchsmith.hf.dataset_view import DatasetView
+
+        view = DatasetView(source.dataset_dir, source.config, source.split,
+                           self.columns(source.info))  # fmt: skip
+        return generic_harness_rows(view, source.config)
 
     def params_fields(self) -> dict[str, Any]:
         """The keys of this family's ``params.yaml`` block (schema nodes of

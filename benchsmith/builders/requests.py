@@ -1,4 +1,4 @@
-"""What ``benchsmith predict`` sends and writes, per family: the family interface's request type.
+"""What ``benchsmith predict`` sends and writes, and what a harness export holds, per family.
 
 A family turns one config and split of its published folder into :class:`PredictionRequest`
 items (``Family.prediction_requests``): the user turn as text and images *in order* (VL-ICL
@@ -71,3 +71,34 @@ def generic_requests(view: Any, options: PredictOptions, key_name: str = "sample
         text = render_prompt(sample.question, sample.choices, instruction=options.instruction)
         images = () if options.text_only else tuple(sample.images)
         yield PredictionRequest({key_name: key_type(sample.sample_id)}, (*images, text))
+
+
+@dataclass(frozen=True)
+class HarnessRow:
+    """One sample as single-turn harnesses (VLMEvalKit's TSV) take it: images, a question,
+    options (multiple choice) or none (short answer), the gold (a letter, or the answer text),
+    and two levels of category."""
+
+    id: str
+    question: str
+    images: tuple[bytes, ...]
+    answer: str
+    options: tuple[str, ...] = ()
+    category: str = ""
+    l2_category: str = ""
+
+
+def generic_harness_rows(view: Any, category: str) -> Iterator[HarnessRow]:
+    """The generic reading: question, choices (the answer as a letter when it is one of them),
+    images, the subtask as category."""
+    from benchsmith.stages.blind_rules import resolve_answer_index
+
+    for sample in view.iter_samples():
+        options = tuple(sample.choices or ())
+        answer = sample.answer[0] if isinstance(sample.answer, list) else sample.answer
+        answer = "" if answer is None else str(answer)
+        if options:
+            index = resolve_answer_index(answer, list(options))
+            answer = chr(65 + index) if index is not None else answer
+        yield HarnessRow(sample.sample_id, sample.question, tuple(sample.images), answer, options,
+                         sample.subtask or category)  # fmt: skip

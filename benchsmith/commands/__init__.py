@@ -49,6 +49,11 @@ VERBS = (
         "run a model over a dataset split and write predictions JSONL (resumable)",
         _module("predict"),
     ),
+    (
+        "export",
+        "write a published dataset in a harness's format (VLMEvalKit TSV)",
+        _module("export"),
+    ),
 )
 
 

@@ -57,6 +57,11 @@ class MmiuFamily(Family):
 
         return mmiu_requests(source, self.columns(source.info))
 
+    def harness_rows(self, source):
+        from benchsmith.builders.mmiu.predict import mmiu_harness_rows
+
+        return mmiu_harness_rows(source, self.columns(source.info))
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

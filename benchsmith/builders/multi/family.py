@@ -48,6 +48,11 @@ class MultiFamily(Family):
 
         return multi_requests(source, self.columns(source.info))
 
+    def harness_rows(self, source):
+        from benchsmith.builders.multi.predict import multi_harness_rows
+
+        return multi_harness_rows(source, self.columns(source.info))
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

@@ -1,4 +1,5 @@
-"""What ``benchsmith predict`` sends for a MULTI question, written as ``question_id``.
+"""A MULTI question as a run sends it (written as ``question_id``) and as a harness takes it
+(:func:`multi_harness_rows`).
 
 MULTI's own evaluation prompts in Chinese: a system prompt with the role, the knowledge keyword
 and the question type, and a strict answer-format rule. Ours says the same in our words: the
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from benchsmith.builders.multi.config import QUESTION_TYPES
-from benchsmith.builders.requests import PredictionRequest, RequestSource
+from benchsmith.builders.requests import HarnessRow, PredictionRequest, RequestSource
 
 SYSTEM = "你是一名{subject}学科的考试答题助手。请认真阅读题目（可能包含图片），给出答案。"
 ANSWER_FORMAT = {
@@ -37,3 +38,30 @@ def multi_requests(source: RequestSource, columns) -> Iterator[PredictionRequest
         text = "\n".join(t for t in (row["text"], rule) if t)
         yield PredictionRequest({"question_id": row["question_id"]},
                                 (*sample.images, text), SYSTEM.format(subject=subject))  # fmt: skip
+
+
+def multi_harness_rows(source: RequestSource, columns) -> Iterator[HarnessRow]:
+    """SA as multiple choice (the stem before its option lines, options, the letter) and FB as
+    short answer (the blanks' answers, one per line); MA, OP and Other have no single-turn gold
+    a harness scores the paper's way, so they are left out (``export`` counts them). Category
+    the level (JuH, SeH, Uni, Driving, AAT), l2 the subject."""
+    from benchsmith.builders.multi.config import EDUCATION, TRACKS
+    from benchsmith.builders.multi.questions import parse_options
+    from benchsmith.hf.dataset_view import DatasetView
+
+    view = DatasetView(source.dataset_dir, source.config, source.split, columns)
+    for sample in view.iter_samples():
+        row = sample.row
+        kind = QUESTION_TYPES[row["question_type"]]
+        if kind not in ("SA", "FB") or row["answer"] is None:
+            continue
+        level = EDUCATION[row["education"]]
+        level = TRACKS[row["track"]] if level == "Society" else level
+        if kind == "SA":
+            stem, _ = parse_options(row["question_content"])
+            question = "\n".join(t for t in (row["problem_content"], stem) if t)
+            options = tuple(o["text"] for o in row["options"])
+        else:
+            question, options = row["text"], ()
+        yield HarnessRow(row["question_id"], question, tuple(sample.images), row["answer"],
+                         options, level, row["subject"])  # fmt: skip

@@ -1,0 +1,1 @@
+"""Exports of published folders to the formats evaluation harnesses read (VLMEvalKit's TSV)."""

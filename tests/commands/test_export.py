@@ -1,0 +1,77 @@
+"""``export vlmevalkit``: the TSV VLMEvalKit reads, round-tripping every published image."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import csv
+import sys
+
+import datasets
+
+from benchsmith.cli import main
+
+
+def read_tsv(path) -> list[dict]:
+    csv.field_size_limit(sys.maxsize)
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def images_of(cell: str) -> list[bytes]:
+    """As VLMEvalKit's ``toliststr`` reads it: a list literal, or one base64 string."""
+    items = ast.literal_eval(cell) if cell.startswith("[") else ([cell] if cell else [])
+    return [base64.b64decode(i) for i in items]
+
+
+def test_mmiu_multiple_choice_round_trips(sample_project, tmp_path):
+    published = sample_project / "published" / "mmiu"
+    out = tmp_path / "mmiu.tsv"
+    assert main(["export", "vlmevalkit", str(published), "--config", "jigsaw_puzzle_solving",
+                 "--out", str(out)]) == 0  # fmt: skip
+    rows = read_tsv(out)
+    gold = datasets.load_dataset(str(published), "jigsaw_puzzle_solving", split="test")
+    gold = gold.cast_column("images", datasets.List(datasets.Image(decode=False)))
+    assert [r["id"] for r in rows] == gold["id"] and [r["index"] for r in rows] == [
+        str(k) for k in range(len(rows))]  # fmt: skip
+    for row, item in zip(rows, gold, strict=True):
+        assert images_of(row["image"]) == [i["bytes"] for i in item["images"]]
+        letters = [k for k in "ABCDEFGH" if k in row and row[k]]
+        assert [row[k] for k in letters] == item["options"]
+        assert row["answer"] == item["answer"] and row["category"] == "jigsaw_puzzle_solving"
+        assert row["l2-category"] == "2D-spatial"
+        assert item["question"] in row["question"] and "Select from" not in row["question"]
+
+
+def test_multi_exports_sa_and_fb(sample_project, tmp_path, capsys):
+    published = sample_project / "published" / "multi"
+    out = tmp_path / "multi.tsv"
+    assert main(["export", "vlmevalkit", str(published), "--out", str(out)]) == 0
+    assert "left out" in capsys.readouterr().err  # MA, OP and Other are counted
+    rows = {r["id"]: r for r in read_tsv(out)}
+    gold = datasets.load_dataset(str(published), "questions", split="test")
+    gold = gold.cast_column("images", datasets.List(datasets.Image(decode=False)))
+    kinds = gold.features["question_type"]
+    expected = {g["question_id"]: g for g in gold if kinds.int2str(g["question_type"]) in
+                ("SA", "FB")}  # fmt: skip
+    assert set(rows) == set(expected)
+    shxc = rows["shxc_0_0"]
+    assert len(images_of(shxc["image"])) == 4 and shxc["answer"] == "C"
+    assert shxc["category"] == "AAT" and [shxc[k] for k in "ABCD"] == ["[IMAGE_1]", "[IMAGE_2]",
+                                                                        "[IMAGE_3]", "[IMAGE_4]"]  # fmt: skip
+    assert rows["gzwl_0_0"]["answer"] == "1\n2或二" and rows["gzwl_0_0"]["A"] == ""
+    for qid, row in rows.items():
+        assert images_of(row["image"]) == [i["bytes"] for i in expected[qid]["images"]]
+
+
+def test_every_family_exports_and_bad_input(sample_project, tmp_path, capsys):
+    published = sample_project / "published"
+    for family in ("mmneedle", "vlicl"):
+        out = tmp_path / f"{family}.tsv"
+        assert main(["export", "vlmevalkit", str(published / family), "--out", str(out)]) == 0
+        rows = read_tsv(out)
+        assert rows and all(r["image"] and r["answer"] for r in rows)
+    assert main(["export", "vlmevalkit", str(published / "vlicl"), "--config", "episodes",
+                 "--out", str(tmp_path / "x.tsv")]) == 2  # fmt: skip
+    assert "episodes" in capsys.readouterr().err
+    assert not (tmp_path / "x.tsv").exists()
