@@ -247,6 +247,9 @@ class Family(ABC):
         return None
 
     predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses
+    # configs that present samples of another config again (a subset, option rotations): an
+    # export of the whole folder leaves them out unless asked for by name
+    repeated_configs: ClassVar[tuple[str, ...]] = ()
 
     def prediction_requests(self, source: RequestSource) -> Iterator[PredictionRequest]:
         """What ``predict`` sends for each sample of ``source.config``/``source.split``, keyed

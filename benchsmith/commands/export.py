@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser.add_argument("--out", type=Path, required=True, metavar="FILE.tsv",
                         help="the TSV to write (replaced atomically)")  # fmt: skip
     parser.add_argument("--config", action="append", metavar="C",
-                        help="configs to export (repeatable; default: every config of samples)")  # fmt: skip
+                        help="configs to export (repeatable; default: every config of samples "
+                        "except those that repeat another's, such as MULTI's elite and MMIU's "
+                        "circular)")  # fmt: skip
     parser.set_defaults(handler=run_export)
 
 
@@ -55,7 +57,8 @@ def run_export(args: argparse.Namespace) -> int:
     if not isinstance(kind, Family):
         raise BenchsmithError("only a benchmark family's folder can be exported",
                               path=args.dataset, fix="export the source benchmark's folder")  # fmt: skip
-    configs = args.config or sample_configs(kind, info, args.dataset)
+    configs = args.config or [c for c in sample_configs(kind, info, args.dataset)
+                              if c not in kind.repeated_configs]  # fmt: skip
     for config in configs:
         require_sample_config(args.dataset, kind, info, config)
 

@@ -17,6 +17,7 @@ class MmiuFamily(Family):
     summary = "multi-image multiple choice from ScanNet v2 and COCO: plan -> check -> publish"
     steps = cli.STEPS
     root_names = cli.ROOT_NAMES
+    repeated_configs = ("circular",)
     audit_help = (
         "the plan is rebuilt from the recorded ScanNet and COCO copies and every column "
         "compared; every image (embedded or referenced) re-renders to its sha256. --id: the "

@@ -17,6 +17,7 @@ class MultiFamily(Family):
     summary = "exam questions from the release, crawled HTML and scans: ocr -> questions -> select"
     steps = cli.STEPS
     root_names = cli.ROOT_NAMES
+    repeated_configs = ("elite",)
     audit_help = (
         "the questions and select steps re-run from the recorded release and converted pages and "
         "every column compared, images by sha256. --id: a question id, e.g. czsx_0_0 (in "
