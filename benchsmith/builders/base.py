@@ -246,6 +246,12 @@ class Family(ABC):
         the error of a command that needs samples; None for a config of samples."""
         return None
 
+    def unsendable(self, info: dict[str, Any], config: str) -> str | None:
+        """Why the samples of ``config`` cannot be sent to a model as published (images kept as
+        references, say), with the fix; None when they can. Exports leave such a config out of
+        a whole-folder export and refuse it by name."""
+        return None
+
     predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses
     # configs that present samples of another config again (a subset, option rotations): an
     # export of the whole folder leaves them out unless asked for by name

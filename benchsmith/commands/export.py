@@ -1,4 +1,6 @@
-"""``benchsmith export vlmevalkit``: hand a published benchmark to the harnesses people use."""
+"""``benchsmith export lmms-eval|vlmevalkit``: hand a published benchmark to the harnesses people
+use, through the family interface (``Family.prediction_requests`` for lmms-eval, whose tasks send
+what ``predict`` sends; ``Family.harness_rows`` for VLMEvalKit's single-turn TSV)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,15 @@ from pathlib import Path
 DESCRIPTION = """\
 Write a published benchsmith folder in a harness's own format.
 
+  lmms-eval   a task folder per config under --out DIR (<config>/benchsmith_FAMILY_CONFIG.yaml
+              and utils.py) and a group benchsmith_FAMILY.yaml: the task reads the published
+              parquet (dataset_path: parquet, absolute data_files), sends the requests
+              `benchsmith predict` sends (doc_to_messages for chat models; doc_to_visual +
+              doc_to_text, with <image> marking interleaved images, for the others) and scores
+              with the family scorer (the metric is `benchsmith score`'s headline). Run it with
+                lmms-eval --include_path DIR --tasks benchsmith_FAMILY ...
+              benchsmith must be installed in lmms-eval's environment; export again if the
+              published folder moves. VL-ICL: --shots, --seeds, --sampler as in predict.
   vlmevalkit  one TSV as VLMEvalKit reads a custom dataset: index, image (base64; a list of
               base64 strings for several images), question, option columns A..., answer,
               category, l2-category, plus id (the published sample id). MMIU: every task, as
@@ -21,18 +32,28 @@ Every image is the published image's bytes, base64-encoded (decode one to get th
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser = subparsers.add_parser(
         "export",
-        help="export a published dataset for an evaluation harness (VLMEvalKit TSV)",
+        help="export a published dataset for an evaluation harness (lmms-eval tasks, "
+        "VLMEvalKit TSV)",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("harness", choices=("vlmevalkit",), help="the target harness")
+    parser.add_argument("harness", choices=("lmms-eval", "vlmevalkit"), help="the target harness")
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE.tsv",
-                        help="the TSV to write (replaced atomically)")  # fmt: skip
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR|FILE.tsv",
+                        help="lmms-eval: the folder of task folders (its files are replaced, "
+                        "nothing else there is touched); vlmevalkit: the TSV to write (replaced "
+                        "atomically)")  # fmt: skip
     parser.add_argument("--config", action="append", metavar="C",
                         help="configs to export (repeatable; default: every config of samples "
                         "except those that repeat another's, such as MULTI's elite and MMIU's "
                         "circular)")  # fmt: skip
+    vlicl = parser.add_argument_group("VL-ICL episodes (lmms-eval)")
+    vlicl.add_argument("--shots", type=int, nargs="+", metavar="K",
+                       help="demonstrations per query (default: every n_shot the episodes have)")  # fmt: skip
+    vlicl.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                       help="episode seeds (default: every seed)")  # fmt: skip
+    vlicl.add_argument("--sampler", choices=("hashed", "legacy"), default="hashed",
+                       help="which episodes split (default hashed)")  # fmt: skip
     parser.set_defaults(handler=run_export)
 
 
@@ -47,20 +68,70 @@ def split_of(info: dict, config: str) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     from benchsmith.builders.base import Family
-    from benchsmith.builders.requests import RequestSource
     from benchsmith.commands._common import dataset_kind, require_sample_config, sample_configs
     from benchsmith.core.errors import BenchsmithError
     from benchsmith.core.progress import log
-    from benchsmith.exports.vlmevalkit import write_tsv
 
     kind, info = dataset_kind(args.dataset)
     if not isinstance(kind, Family):
         raise BenchsmithError("only a benchmark family's folder can be exported",
                               path=args.dataset, fix="export the source benchmark's folder")  # fmt: skip
+    episode_flags = {"shots": args.shots, "seeds": args.seeds, "sampler": args.sampler != "hashed"}
+    for flag, given in episode_flags.items():
+        if given and (args.harness != "lmms-eval" or flag not in kind.predict_options):
+            raise BenchsmithError(f"--{flag} applies to VL-ICL episodes in an lmms-eval export",
+                                  fix=f"drop --{flag}")  # fmt: skip
     configs = args.config or [c for c in sample_configs(kind, info, args.dataset)
                               if c not in kind.repeated_configs]  # fmt: skip
     for config in configs:
         require_sample_config(args.dataset, kind, info, config)
+    unsendable = {c: why for c in configs if (why := kind.unsendable(info, c))}
+    if args.config and unsendable:
+        config, why = next(iter(unsendable.items()))
+        raise BenchsmithError(f"config {config!r} cannot be exported: {why.split(';')[0]}",
+                              path=args.dataset, fix=why.split("; ", 1)[-1])  # fmt: skip
+    if unsendable:
+        log(
+            f"export: left out {len(unsendable)} config(s) ({', '.join(unsendable)}): "
+            f"{next(iter(unsendable.values()))}"
+        )
+        configs = [c for c in configs if c not in unsendable]
+    if not configs:
+        raise BenchsmithError("no config of this folder can be exported as published",
+                              path=args.dataset, fix="see the message above")  # fmt: skip
+    if args.harness == "lmms-eval":
+        return export_lmms_eval(args, kind, info, configs)
+    return export_vlmevalkit(args, kind, info, configs)
+
+
+def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.progress import log
+    from benchsmith.exports.lmms_eval import TaskSpec, write_tasks
+    from benchsmith.hf.reader import split_files
+    from benchsmith.scoring import SCORERS
+
+    if args.out.suffix in (".tsv", ".yaml", ".yml") or args.out.is_file():
+        raise BenchsmithError("an lmms-eval export is a folder of task folders", path=args.out,
+                              fix="give --out a folder, e.g. --out lmms_tasks/")  # fmt: skip
+    headline = SCORERS.get(kind.name).headline
+    specs = []
+    for config in configs:
+        split = split_of(info, config)
+        specs.append(TaskSpec(kind.name, config, split,
+                              tuple(p.resolve() for p in split_files(args.dataset, config, split)),
+                              headline, str(info.get("version") or ""), tuple(args.shots or ()),
+                              tuple(args.seeds or ()), args.sampler))  # fmt: skip
+    summary = write_tasks(specs, args.dataset, args.out, kind.name)
+    log(f"export lmms-eval: {len(summary.tasks)} task(s) and group {summary.group} -> {args.out}; "
+        f"run: lmms-eval --include_path {args.out} --tasks {summary.group} --model ...")  # fmt: skip
+    return 0
+
+
+def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
+    from benchsmith.builders.requests import RequestSource
+    from benchsmith.core.progress import log
+    from benchsmith.exports.vlmevalkit import write_tsv
 
     def rows():
         for config in configs:

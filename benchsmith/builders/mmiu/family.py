@@ -63,6 +63,15 @@ class MmiuFamily(Family):
 
         return mmiu_harness_rows(source, self.columns(source.info))
 
+    def unsendable(self, info: dict[str, Any], config: str) -> str | None:
+        from benchsmith.builders.mmiu.config import SCANNET_TASKS
+
+        if config in SCANNET_TASKS and info.get("scannet_images", "reference") == "reference":
+            return ("its ScanNet images are published as references (ScanNet's terms); "
+                    "rehydrate them from your ScanNet copy first: `benchsmith build mmiu "
+                    "rehydrate DATASET --scannet DIR --out DIR`, and export that folder")  # fmt: skip
+        return None
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

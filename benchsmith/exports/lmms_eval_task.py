@@ -1,0 +1,196 @@
+"""What an exported lmms-eval task runs: the ``doc_to_*``, ``process_results`` and aggregation
+functions its generated ``utils.py`` binds to one published config.
+
+lmms-eval loads the config's parquet itself (``dataset_path: parquet``); ``process_docs`` then
+turns the rows it loaded into one doc per request that ``benchsmith predict`` would send for them
+(``Family.prediction_requests``: VL-ICL gives one per query, shot count and seed), so a harness
+run sends exactly the prompts ``predict`` sends. A doc holds the request's key (JSON), its system
+prompt, its user turn as ordered parts (text or image) and the gold answer in the scorer's form.
+``process_results`` keeps ``{key, response}``; the aggregation writes them as a predictions file
+and scores it with the family's scorer from :data:`benchsmith.scoring.SCORERS`: the number
+lmms-eval reports is the number ``benchsmith score`` reports for the same replies.
+
+The docs are written through ``datasets.Dataset.from_generator`` (Arrow on disk, batch by batch),
+so a config's images are never all in memory; the cache fingerprint includes the published
+files' names, sizes and modification times, so a rebuilt folder is never served stale docs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+LOG = logging.getLogger("benchsmith.lmms_eval")
+IMAGE_TOKEN = "<image>"  # where an image goes in doc_to_text when images and text interleave
+
+
+@dataclass
+class BenchsmithTask:
+    """One exported task: a published folder's config and split, and the predict options."""
+
+    dataset_dir: str
+    config: str
+    split: str
+    shots: tuple[int, ...] = ()
+    seeds: tuple[int, ...] = ()
+    sampler: str = "hashed"
+    last_report: dict[str, Any] | None = field(default=None, repr=False)
+
+    @cached_property
+    def _family(self) -> tuple[Any, dict[str, Any]]:
+        from benchsmith.commands._common import dataset_kind
+
+        return dataset_kind(Path(self.dataset_dir))
+
+    @property
+    def family(self) -> Any:
+        return self._family[0]
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return self._family[1]
+
+    @property
+    def scorer(self) -> Any:
+        from benchsmith.scoring import SCORERS
+
+        return SCORERS.get(self.family.name)
+
+    def requests(self) -> Iterator[Any]:
+        from benchsmith.builders.requests import PredictOptions, RequestSource
+
+        options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler)
+        source = RequestSource(Path(self.dataset_dir), self.info, self.config, self.split, options)
+        return self.family.prediction_requests(source)
+
+    def _fingerprint(self) -> str:
+        """What identifies the docs: the task, and the published files as they are now."""
+        from benchsmith.hf.reader import split_files
+
+        folder = Path(self.dataset_dir)
+        files = [folder / "build_info.json", folder / "README.md"]
+        for split in {self.split, "support", "episodes"}:  # what VL-ICL requests also read
+            try:
+                files += split_files(folder, self.config, split)
+            except Exception:  # noqa: BLE001 - a split the family does not have
+                pass
+        stats = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files if p.exists()]
+        return json.dumps([self.config, self.split, self.shots, self.seeds, self.sampler, stats])
+
+    # --- the functions the task YAML names -------------------------------------------------
+    def process_docs(self, dataset: Any) -> Any:
+        """The rows lmms-eval loaded -> one doc per request for them, in request order."""
+        import datasets
+
+        column = self.family.columns(self.info).id
+        wanted = {str(v) for v in dataset[column]}
+        gold = {str(next(iter(r.values()))): r["response"]
+                for r in self.scorer.reference_predictions(Path(self.dataset_dir), self.config)}  # fmt: skip
+        features = datasets.Features({
+            "benchsmith_key": datasets.Value("string"),
+            "system": datasets.Value("string"),
+            "parts": datasets.List({"text": datasets.Value("string"), "image": datasets.Image()}),
+            "target": datasets.Value("string"),
+        })  # fmt: skip
+        return datasets.Dataset.from_generator(
+            _request_docs, features=features,
+            gen_kwargs={"spec": (self.dataset_dir, self.config, self.split, self.shots,
+                                 self.seeds, self.sampler),
+                        "wanted": tuple(sorted(wanted)), "gold": gold,
+                        "fingerprint": self._fingerprint()},
+        )  # fmt: skip
+
+    def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
+        return [p["image"].convert("RGB") for p in doc["parts"] if p["image"] is not None]
+
+    def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
+                    ) -> str:  # fmt: skip
+        """The text parts joined by newlines; where images come between texts (VL-ICL's
+        demonstrations), an ``<image>`` marks each image's place; a system prompt comes first."""
+        pre, post = _prompts(lmms_eval_specific_kwargs)
+        parts = doc["parts"]
+        first_text = next((k for k, p in enumerate(parts) if p["image"] is None), len(parts))
+        interleaved = any(p["image"] is not None for p in parts[first_text:])
+        lines = [p["text"] if p["image"] is None else IMAGE_TOKEN for p in parts
+                 if p["image"] is None or interleaved]  # fmt: skip
+        text = "\n".join(t for t in lines if t)
+        return "\n".join(t for t in (doc["system"], f"{pre}{text}{post}") if t)
+
+    def doc_to_messages(self, doc: dict[str, Any],
+                        lmms_eval_specific_kwargs: dict | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        """lmms-eval's chat messages: the system prompt, then the user turn with images and
+        texts in the order ``predict`` sends them."""
+        pre, post = _prompts(lmms_eval_specific_kwargs)
+        texts = [k for k, p in enumerate(doc["parts"]) if p["image"] is None and p["text"]]
+        content = []
+        for k, part in enumerate(doc["parts"]):
+            if part["image"] is not None:
+                content.append({"type": "image", "url": part["image"].convert("RGB")})
+            elif part["text"]:
+                text = (pre if texts and k == texts[0] else "") + part["text"]
+                text += post if texts and k == texts[-1] else ""
+                content.append({"type": "text", "text": text})
+        messages = [{"role": "user", "content": content}]
+        if doc["system"]:
+            messages.insert(0, {"role": "system",
+                                "content": [{"type": "text", "text": doc["system"]}]})  # fmt: skip
+        return messages
+
+    def doc_to_target(self, doc: dict[str, Any]) -> str:
+        return doc["target"]
+
+    def process_results(self, doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+        response = results[0] if results else ""
+        return {self.metric: {"key": doc["benchsmith_key"], "response": response}}
+
+    def aggregate(self, items: list[dict[str, Any]]) -> float | None:
+        """Score the replies with the family's scorer (as ``benchsmith score`` does, default
+        options); the full report is logged and kept in ``last_report``."""
+        with tempfile.TemporaryDirectory(prefix="benchsmith-lmms-") as scratch:
+            path = Path(scratch) / "predictions.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for item in items:
+                    row = {**json.loads(item["key"]), "response": item["response"]}
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            report = self.scorer.score_file(Path(self.dataset_dir), self.config, path,
+                                            strict_ids=False)  # fmt: skip
+        self.last_report = report
+        LOG.info("benchsmith %s/%s: %s", self.family.name, self.config, json.dumps(report))
+        return self.scorer.headline_value(report)
+
+    @property
+    def metric(self) -> str:
+        return metric_name(self.family.name, self.scorer.headline)
+
+
+def metric_name(family: str, headline: str) -> str:
+    """``mmiu`` + ``overall.accuracy`` -> ``mmiu_overall_accuracy``."""
+    return f"{family}_{headline.replace('.', '_')}"
+
+
+def _prompts(kwargs: dict | None) -> tuple[str, str]:
+    kwargs = kwargs or {}
+    return kwargs.get("pre_prompt") or "", kwargs.get("post_prompt") or ""
+
+
+def _request_docs(spec: tuple, wanted: tuple[str, ...], gold: dict[str, str],
+                  fingerprint: str) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """The docs ``process_docs`` writes (a module function of plain arguments: ``from_generator``
+    hashes it and them, the fingerprint among them, to name its cache). No argument is a list:
+    ``from_generator`` would shard the generator over a list's items and reorder the docs."""
+    del fingerprint
+    task, chosen = BenchsmithTask(*spec), set(wanted)
+    for request in task.requests():
+        sample_id = str(next(iter(request.key.values())))
+        if sample_id not in chosen:
+            continue
+        parts = [{"text": p, "image": None} if isinstance(p, str) else
+                 {"text": None, "image": {"bytes": p, "path": None}} for p in request.parts]  # fmt: skip
+        yield {"benchsmith_key": request.key_text, "system": request.system, "parts": parts,
+               "target": gold.get(sample_id)}  # fmt: skip

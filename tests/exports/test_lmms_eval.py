@@ -1,0 +1,165 @@
+"""``export lmms-eval``: task folders that load as lmms-eval loads them, send what ``predict``
+sends and score as ``benchsmith score`` does.
+
+lmms-eval needs torch, so its own loader is not installed here; :mod:`lmms_eval_yaml` follows
+its rules (``!function`` from the YAML's folder, ``include``, local ``data_files``). The
+parquet is loaded the way lmms-eval loads ``dataset_path: parquet``, with ``datasets``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+from lmms_eval_yaml import load_task_yaml
+from PIL import Image
+
+from benchsmith.builders import FAMILIES
+from benchsmith.builders.requests import PredictOptions, RequestSource
+from benchsmith.cli import main
+from benchsmith.hf.reader import read_build_info
+from benchsmith.scoring import SCORERS
+
+CONVENTIONS = {"task", "dataset_path", "dataset_kwargs", "test_split", "output_type",
+               "doc_to_visual", "doc_to_text", "doc_to_target", "process_results",
+               "lmms_eval_specific_kwargs", "generation_kwargs", "metric_list"}  # fmt: skip
+
+
+def export(published: Path, out: Path, *extra: str) -> list[Path]:
+    assert main(["export", "lmms-eval", str(published), "--out", str(out), *extra]) == 0
+    return sorted(out.glob("*/benchsmith_*.yaml"))
+
+
+def run_task(config: dict, respond) -> tuple[list[dict], dict[str, float]]:
+    """What lmms-eval does with a generate_until task: load, process_docs, build each request,
+    collect process_results per metric, aggregate."""
+    loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
+                                   split=config["test_split"])  # fmt: skip
+    docs = config["process_docs"](loaded)
+    kwargs = config["lmms_eval_specific_kwargs"]["default"]
+    items: dict[str, list] = {m["metric"]: [] for m in config["metric_list"]}
+    for doc in docs:
+        messages = config["doc_to_messages"](doc, kwargs)
+        assert messages[-1]["role"] == "user" and all(
+            (c["type"] == "text" and isinstance(c["text"], str)) or
+            (c["type"] == "image" and isinstance(c["url"], Image.Image))
+            for m in messages for c in m["content"])  # fmt: skip
+        visuals = config["doc_to_visual"](doc)
+        assert len(visuals) == sum(c["type"] == "image" for c in messages[-1]["content"])
+        assert isinstance(config["doc_to_text"](doc, kwargs), str)
+        result = config["process_results"](doc, [respond(doc, config["doc_to_target"](doc))])
+        for metric, value in result.items():
+            items[metric].append(value)
+    scores = {m["metric"]: m["aggregation"](items[m["metric"]]) for m in config["metric_list"]}
+    return list(docs), scores
+
+
+def cli_score(published: Path, config: str, docs: list[dict], respond, tmp_path, capsys) -> dict:
+    path = tmp_path / f"{config}.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for doc in docs:
+            row = {**json.loads(doc["benchsmith_key"]), "response": respond(doc, doc["target"])}
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    capsys.readouterr()
+    assert main(["score", str(published), "--config", config, "--predictions", str(path)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def gold(doc, target):
+    return target
+
+
+def wrong(doc, target):  # the gold for about half the requests, a wrong reply for the others
+    digest = hashlib.sha256(doc["benchsmith_key"].encode()).digest()
+    return target if digest[0] % 2 else "zz"
+
+
+@pytest.mark.parametrize("family", ["mmneedle", "vlicl", "mmiu", "multi"])
+def test_tasks_score_as_benchsmith_score(family, sample_project, tmp_path, capsys):
+    published = sample_project / "published" / family
+    tasks = export(published, tmp_path / "tasks")
+    info = read_build_info(published)
+    assert tasks and (tmp_path / "tasks" / f"benchsmith_{family}.yaml").is_file()
+    for path in tasks:
+        config = load_task_yaml(path)
+        assert set(config) >= CONVENTIONS and config["output_type"] == "generate_until"
+        assert config["metadata"]["version"] == info["version"]
+        name = config["metadata"]["config"]
+        headline: dict[str, float] = {}
+        for respond in (gold, wrong):
+            docs, scores = run_task(config, respond)
+            report = cli_score(published, name, docs, respond, tmp_path, capsys)
+            assert report.get("missing", 0) == 0, (path, report)
+            [(metric, value)] = scores.items()
+            scorer = SCORERS.get(family)
+            assert metric == f"{family}_{scorer.headline.replace('.', '_')}"
+            assert value == pytest.approx(scorer.headline_value(report)), (path, report)
+            headline[respond.__name__] = value
+        assert headline["wrong"] < headline["gold"], path
+
+
+def test_docs_are_the_requests_predict_sends(sample_project, tmp_path):
+    published = sample_project / "published" / "vlicl"
+    tasks = export(published, tmp_path / "tasks", "--shots", "0", "2", "--seeds", "0",
+                   "--config", "clevr")  # fmt: skip
+    [path] = tasks
+    config = load_task_yaml(path)
+    loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
+                                   split=config["test_split"])  # fmt: skip
+    docs = config["process_docs"](loaded)
+    info = read_build_info(published)
+    options = PredictOptions(shots=(0, 2), seeds=(0,))
+    requests = list(FAMILIES.get("vlicl").prediction_requests(
+        RequestSource(published, info, "clevr", "query", options)))  # fmt: skip
+    assert [json.loads(d["benchsmith_key"]) for d in docs] == [r.key for r in requests]
+    assert {json.loads(d["benchsmith_key"])["n_shot"] for d in docs} == {0, 2}
+    for doc, request in zip(docs, requests, strict=True):
+        content = config["doc_to_messages"](doc, {"pre_prompt": "", "post_prompt": ""})[-1]
+        sent = [p if isinstance(p, str) else Image.open(io.BytesIO(p)).convert("RGB").tobytes()
+                for p in request.parts]  # fmt: skip
+        got = [c["text"] if c["type"] == "text" else c["url"].tobytes()
+               for c in content["content"]]  # fmt: skip
+        assert got == sent
+    two_shot = next(d for d in docs if json.loads(d["benchsmith_key"])["n_shot"] == 2)
+    text = config["doc_to_text"](two_shot)
+    assert text.count("<image>") == 3 and text.index("<image>") < text.index("Question:")
+
+
+def test_system_prompt_and_prompt_kwargs(sample_project, tmp_path):
+    published = sample_project / "published" / "multi"
+    [path] = export(published, tmp_path / "tasks", "--config", "questions")
+    config = load_task_yaml(path)
+    loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
+                                   split=config["test_split"])  # fmt: skip
+    doc = next(iter(config["process_docs"](loaded)))
+    kwargs = {"pre_prompt": "PRE ", "post_prompt": " POST"}
+    messages = config["doc_to_messages"](doc, kwargs)
+    assert messages[0]["role"] == "system" and "考试答题助手" in messages[0]["content"][0]["text"]
+    texts = [c["text"] for c in messages[1]["content"] if c["type"] == "text"]
+    assert texts[0].startswith("PRE ") and texts[-1].endswith(" POST")
+    assert config["doc_to_text"](doc, kwargs).startswith(doc["system"])
+
+
+def test_bad_input(sample_project, tmp_path, capsys):
+    published = sample_project / "published"
+    assert main(["export", "lmms-eval", str(published / "mmiu"), "--shots", "2",
+                 "--out", str(tmp_path / "t")]) == 2  # fmt: skip
+    assert "--shots applies to VL-ICL" in capsys.readouterr().err
+    assert main(["export", "lmms-eval", str(published / "mmiu"), "--out",
+                 str(tmp_path / "x.tsv")]) == 2  # fmt: skip
+    assert "a folder of task folders" in capsys.readouterr().err
+    assert main(["export", "lmms-eval", str(published / "vlicl"), "--config", "episodes",
+                 "--out", str(tmp_path / "t")]) == 2  # fmt: skip
+    assert "episodes" in capsys.readouterr().err and not (tmp_path / "t").exists()
+    # MMIU's ScanNet tasks keep their images as references: refused by name, left out otherwise
+    assert main(["export", "lmms-eval", str(published / "mmiu"), "--config", "3d_pose_estimation",
+                 "--out", str(tmp_path / "t")]) == 2  # fmt: skip
+    assert "benchsmith build mmiu rehydrate" in capsys.readouterr().err
+    tasks = export(published / "mmiu", tmp_path / "t")
+    assert "left out 5 config(s)" in capsys.readouterr().err
+    assert [p.parent.name for p in tasks] == ["image_spatial_transformation_estimation",
+                                              "jigsaw_puzzle_solving"]  # fmt: skip
