@@ -60,7 +60,7 @@ def load_task_yaml(path: str | Path) -> dict[str, Any]:
         merged.update(load_task_yaml(path.parent / include))
     merged.update(config)
     kwargs = merged.get("dataset_kwargs")
-    if merged.get("dataset_path") in LOCAL_BUILDERS and isinstance(kwargs, dict):
-        if "data_files" in kwargs:
-            kwargs["data_files"] = _resolve_files(kwargs["data_files"], path.parent)
+    local = merged.get("dataset_path") in LOCAL_BUILDERS
+    if local and isinstance(kwargs, dict) and "data_files" in kwargs:
+        kwargs["data_files"] = _resolve_files(kwargs["data_files"], path.parent)
     return merged
