@@ -51,8 +51,13 @@ VERBS = (
     ),
     (
         "export",
-        "write a published dataset in a harness's format (VLMEvalKit TSV)",
+        "write a published dataset in a harness's format (lmms-eval tasks, VLMEvalKit TSV)",
         _module("export"),
+    ),
+    (
+        "push",
+        "upload a published dataset to a Hub dataset repo and tag its version",
+        _module("push"),
     ),
 )
 

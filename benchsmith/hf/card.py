@@ -38,6 +38,19 @@ def render_text(template: str, context: dict[str, Any]) -> str:
     return env.from_string(template).render(**context)
 
 
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                   (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"),
+                   (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"))  # fmt: skip
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` examples."""
+    for limit, name in SIZE_CATEGORIES:
+        if n < limit:
+            return name
+    return "n>1B"
+
+
 def render_card(template_name: str, metadata: dict[str, Any], context: dict[str, Any]) -> str:
     """Front matter + body; parsed back with ``huggingface_hub.DatasetCard`` to prove it is valid."""
     body = render_text(card_template_source(template_name), context)

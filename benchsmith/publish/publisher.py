@@ -28,7 +28,7 @@ from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_w
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import code_revision
-from benchsmith.hf.card import render_card
+from benchsmith.hf.card import render_card, size_category
 from benchsmith.hf.layout import (
     SplitWritten,
     configs_info,
@@ -85,7 +85,9 @@ def publish(
         }
         atomic_write_json(staging / BUILD_INFO, info)
         card = publication.card(info, written)
+        examples = sum(w.num_examples for w in written)
         metadata = {
+            "size_categories": [size_category(examples)],
             **card.metadata,
             "version": version,
             "configs": configs_metadata(written, card.default_config),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.base import Card
+from benchsmith.hf.card import size_category
 
 
 def multi_card(info: dict[str, Any]) -> Card:
@@ -21,13 +22,6 @@ def multi_card(info: dict[str, Any]) -> Card:
     }
     context = {"info": info, "kinds": kinds, "ocr": info.get("ocr") or {}}
     return Card(metadata, context, "questions", license_text=multi_license())
-
-
-def size_category(n: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
-        if n < limit:
-            return name
-    return "100K<n<1M"
 
 
 def multi_license() -> str:
