@@ -76,7 +76,8 @@ def check_card(folder: Path) -> dict[str, Any]:
 
 
 def validate_on_hub(api: Any, folder: Path) -> None:
-    """``POST /api/validate-yaml``, as ``DatasetCard.validate`` does, on our endpoint."""
+    """``POST /api/validate-yaml``, as ``DatasetCard.validate`` does, on our endpoint. Errors are
+    raised ``from None``: the client's exception may quote request headers."""
     from huggingface_hub.utils import get_session, hf_raise_for_status
 
     response = get_session().post(
@@ -89,7 +90,7 @@ def validate_on_hub(api: Any, folder: Path) -> None:
     except Exception as exc:
         raise BenchsmithError(f"the Hub rejects the card's metadata: {scrub(str(exc))}",
                               path=folder / "README.md",
-                              fix="publish the folder again with this benchsmith")  # fmt: skip
+                              fix="publish the folder again with this benchsmith") from None  # fmt: skip
 
 
 def tagged_differences(api: Any, repo: str, tag: str, files: dict[str, Path]) -> list[str]:
@@ -153,11 +154,11 @@ def push_folder(folder: Path, repo: str, tag: str | None = None, private: bool =
     except HfHubHTTPError as exc:
         raise BenchsmithError(f"the Hub at {api.endpoint} refused: {scrub(str(exc))}", path=folder,
                               fix="check the repo name, your HF_TOKEN's write access and "
-                              "HF_ENDPOINT")  # fmt: skip
+                              "HF_ENDPOINT") from None  # fmt: skip
     except Exception as exc:
         if not isinstance(exc, OSError) and not type(exc).__module__.startswith("httpx"):
             raise  # the HTTP client's transport errors (httpx or httpx2) and OSError only
         raise BenchsmithError(f"cannot reach the Hub at {api.endpoint}: {scrub(str(exc))}",
                               path=folder, fix="check HF_ENDPOINT and the network, then push "
-                              "again (a version already tagged is not pushed twice)")  # fmt: skip
+                              "again (a version already tagged is not pushed twice)") from None  # fmt: skip
     return PushResult(repo, tag, commit.oid, len(files), size, already=False)
