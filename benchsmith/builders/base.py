@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -82,6 +82,10 @@ class Card:
     # the licence terms in Markdown: the card's Licence section, and LICENSE.md, which the
     # metadata's `license_link` points to when `license` is "other"
     license_text: str = ""
+    # Croissant's Responsible-AI fields (croissant.json): description, collection,
+    # preprocessing, limitations, biases, personal, use_cases, and `sources`, a list of
+    # {name, url, license}: where the rows come from and under which terms
+    rai: dict[str, Any] = field(default_factory=dict)
 
 
 BUILD_FACTS: dict[str, str] = {

@@ -31,6 +31,7 @@ from benchsmith.hf.dataset_view import DatasetView, row_digest
 from benchsmith.hf.features import PROVENANCE_FEATURE
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.hf.reader import readme_metadata, split_files
+from benchsmith.publish.croissant import carried_rai
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import plain
 
@@ -318,7 +319,11 @@ class CuratedPublication(Publication):
                 n = sum(v for k, v in counts.get(stage.name, {}).items() if k.endswith(f":{code}"))
                 legend.append({"stage": stage.name, "code": code, "meaning": meaning, "count": n})
         context = {"info": info, "written": main, "sections": sections, "legend": legend}
-        return Card(metadata, context, main.config, carried_license(self.view.dataset_dir))
+        stages = "Curated by benchsmith stages: " + ", ".join(
+            s["stage"] for s in info["stages"]) + " (rows dropped per reason in the card)."  # fmt: skip
+        rai = carried_rai(self.view.dataset_dir, stages)
+        return Card(metadata, context, main.config, carried_license(self.view.dataset_dir),
+                    rai={**rai, "description": metadata["pretty_name"]})  # fmt: skip
 
     def summary(self, info: dict[str, Any]) -> str:
         return f"curate: {info['counts']['kept']} rows"

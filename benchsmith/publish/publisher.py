@@ -36,7 +36,10 @@ from benchsmith.hf.layout import (
     dataset_info_metadata,
     write_split,
 )
+from benchsmith.publish.croissant import croissant, croissant_text
 from benchsmith.publish.roots import portable_roots
+
+CROISSANT_FILE = "croissant.json"
 
 DEFAULT_MAX_SHARD_MB = 256.0
 BUILD_INFO = "build_info.json"
@@ -105,6 +108,9 @@ def publish(
         atomic_write_text(
             staging / "README.md", render_card(publication.card_template, metadata, context)
         )
+        document = croissant(staging, metadata, info, written, features, card.rai,
+                             card.license_text)  # fmt: skip
+        atomic_write_text(staging / CROISSANT_FILE, croissant_text(document))
     log(f"{publication.summary(info)} -> {out_dir} (version {version})")
     return info
 

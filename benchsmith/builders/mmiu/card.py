@@ -7,6 +7,7 @@ from typing import Any
 from benchsmith.builders.base import Card
 from benchsmith.builders.mmiu.config import SCANNET_TASKS, TASK_ABBR, TASK_RELATIONSHIP, TASKS
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG
+from benchsmith.builders.mmiu.rai import RAI
 
 
 def shortcut_rows(info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -48,7 +49,9 @@ def mmiu_card(info: dict[str, Any]) -> Card:
         "circular": info["configs"].get(CIRCULAR_CONFIG, {}),
         "references": info["scannet_images"] == "reference" and scannet,
     }
-    return Card(metadata, context, tasks[0] if tasks else None, license_text=mmiu_license())
+    return Card(
+        metadata, context, tasks[0] if tasks else None, license_text=mmiu_license(), rai=RAI
+    )
 
 
 def mmiu_license() -> str:

@@ -23,6 +23,7 @@ from benchsmith.builders.mmneedle.features import (
     SAMPLE_FEATURES,
     haystack_config,
 )
+from benchsmith.builders.mmneedle.rai import RAI
 from benchsmith.builders.mmneedle.render import plan_fingerprint
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash
@@ -319,7 +320,7 @@ class MmneedlePublication(Publication):
             "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
             "default_config": default,
         }
-        return Card(metadata, context, default, license_text=MMNEEDLE_LICENSE)
+        return Card(metadata, context, default, license_text=MMNEEDLE_LICENSE, rai=RAI)
 
     def summary(self, info: dict[str, Any]) -> str:
         return (

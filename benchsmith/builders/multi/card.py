@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.base import Card
+from benchsmith.builders.multi.rai import RAI
 from benchsmith.hf.card import size_category
 
 
@@ -21,7 +22,7 @@ def multi_card(info: dict[str, Any]) -> Card:
         "size_categories": [size_category(int(info["counts"]["selected"]))],
     }
     context = {"info": info, "kinds": kinds, "ocr": info.get("ocr") or {}}
-    return Card(metadata, context, "questions", license_text=multi_license())
+    return Card(metadata, context, "questions", license_text=multi_license(), rai=RAI)
 
 
 def multi_license() -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from benchsmith.builders.base import Card
 from benchsmith.builders.vlicl.features import EPISODES_CONFIG, TASKS
+from benchsmith.builders.vlicl.rai import RAI
 
 
 def sorted_histogram(counter: Counter) -> dict[str, int]:
@@ -57,7 +58,7 @@ def vlicl_card(info: dict[str, Any]) -> Card:
         "episodes": info["configs"].get(EPISODES_CONFIG, {}),
         "clevr_histogram": histogram_rows(info["answer_histograms"].get("clevr")),
     }
-    return Card(metadata, context, default, license_text=vlicl_license(info, ingest))
+    return Card(metadata, context, default, license_text=vlicl_license(info, ingest), rai=RAI)
 
 
 def vlicl_license(info: dict[str, Any], ingest: bool) -> str:
