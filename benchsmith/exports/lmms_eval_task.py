@@ -44,9 +44,12 @@ class BenchsmithTask:
 
     @cached_property
     def _family(self) -> tuple[Any, dict[str, Any]]:
-        from benchsmith.commands._common import dataset_kind
+        """The folder's family, through the registry (an export is only written for one)."""
+        from benchsmith.builders import FAMILIES
+        from benchsmith.hf.reader import read_build_info
 
-        return dataset_kind(Path(self.dataset_dir))
+        info = read_build_info(Path(self.dataset_dir))
+        return FAMILIES.get(info.get("family")), info
 
     @property
     def family(self) -> Any:
