@@ -49,8 +49,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_server import LocalServer
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class RecordedRequest:
         return bool(self.image_urls) or b"image_url" in self.raw
 
 
-class ChatServer:
+class ChatServer(LocalServer):
     """Threaded chat-completions stub on an ephemeral 127.0.0.1 port; use as a context manager."""
 
     def __init__(self, reply: Callable[[dict[str, Any]], Action] | None = None):
@@ -142,11 +144,7 @@ class ChatServer:
         self._queue: deque[Action] = deque()
         self._lock = threading.Lock()
         self._counter = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._listen(_handler_for(self))
 
     @property
     def base_url(self) -> str:
@@ -163,15 +161,6 @@ class ChatServer:
 
     def count_containing(self, needle: str) -> int:
         return sum(needle in r.text for r in self.requests)
-
-    def __enter__(self) -> ChatServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
     # -- used by the handler -------------------------------------------------------------------
     def _next_action(self, body: dict[str, Any] | None) -> tuple[Action, int]:

@@ -21,9 +21,11 @@ import socket
 import threading
 from dataclasses import dataclass
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from local_server import LocalServer
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class Request:
     if_range: str | None = None  # the If-Range header, if any
 
 
-class FileServer:
+class FileServer(LocalServer):
     """Threaded ``http.server`` on an ephemeral port; use as a context manager."""
 
     def __init__(self, root: Path):
@@ -46,11 +48,7 @@ class FileServer:
         self.validators = True  # send ETag and Last-Modified (False: a server without them)
         self.honour_if_range = True  # False: a broken server that resumes whatever changed
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._listen(_handler_for(self))
 
     def url(self, name: str) -> str:
         host, port = self._httpd.server_address[:2]
@@ -58,15 +56,6 @@ class FileServer:
 
     def requests_for(self, name: str) -> list[Request]:
         return [request for request in self.requests if request.name == name]
-
-    def __enter__(self) -> FileServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
 
 def _handler_for(server: FileServer) -> type[BaseHTTPRequestHandler]:

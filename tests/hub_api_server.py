@@ -21,10 +21,11 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
+from local_server import LocalServer
 
 GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 LFS_LIMIT = 10 * 1024 * 1024
@@ -72,34 +73,17 @@ class Seen:
     authorization: str | None
 
 
-class HubApiServer:
+class HubApiServer(LocalServer):
     def __init__(self) -> None:
         self.repos: dict[str, Repo] = {}
         self.lfs: dict[str, bytes] = {}
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)  # fmt: skip
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        self._listen(_handler(self))
 
     def files(self, repo: str, revision: str = "main") -> dict[str, bytes]:
         state = self.repos[repo]
         return state.commits[state.resolve(revision)]
-
-    def __enter__(self) -> HubApiServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
 
 def validate_card(content: str) -> list[str]:

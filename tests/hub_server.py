@@ -20,9 +20,11 @@ import re
 import socket
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from local_server import LocalServer
 
 RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?(.+?/[^/]+)/resolve/([^/]+)/(.+)$")
 
@@ -35,21 +37,13 @@ class HubRequest:
     authorization: str | None
 
 
-class HubServer:
+class HubServer(LocalServer):
     def __init__(self, root: Path):
         self.root = Path(root)
         self.requests: list[HubRequest] = []
         self.cut_after: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)  # fmt: skip
-
-    @property
-    def endpoint(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        self._listen(_handler(self))
 
     def add(self, repo: str, path: str, data: bytes) -> None:
         target = self.root / repo / path
@@ -63,15 +57,6 @@ class HubServer:
                 digest.update(file.relative_to(self.root / repo).as_posix().encode())
                 digest.update(file.read_bytes())
         return digest.hexdigest()
-
-    def __enter__(self) -> HubServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
 
 def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:

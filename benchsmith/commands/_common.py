@@ -102,3 +102,28 @@ def require_sample_config(
             path=dataset,
             fix="pass --config with one of them",
         )
+
+
+EPISODE_FLAGS = ("shots", "seeds", "sampler")
+
+
+def add_episode_arguments(parser: argparse.ArgumentParser, title: str) -> None:
+    """``--shots``, ``--seeds``, ``--sampler``: which VL-ICL episodes a command runs (predict
+    and the lmms-eval export); a family lists the ones it reads in ``predict_options``."""
+    group = parser.add_argument_group(title)
+    group.add_argument("--shots", type=int, nargs="+", metavar="K",
+                       help="demonstrations per query (default: every n_shot the episodes have)")  # fmt: skip
+    group.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                       help="episode seeds (default: every seed)")  # fmt: skip
+    group.add_argument("--sampler", choices=("hashed", "legacy"), default="hashed",
+                       help="which episodes split (default hashed)")  # fmt: skip
+
+
+def refuse_unused_episode_flags(args: argparse.Namespace, uses: tuple[str, ...], where: str
+                                ) -> None:  # fmt: skip
+    """An episode flag given for a dataset (or harness) that does not read it is an error."""
+    given = {"shots": args.shots, "seeds": args.seeds, "sampler": args.sampler != "hashed"}
+    for flag in EPISODE_FLAGS:
+        if given[flag] and flag not in uses:
+            raise BenchsmithError(f"--{flag} applies to VL-ICL episodes{where}",
+                                  fix=f"drop --{flag}")  # fmt: skip

@@ -47,13 +47,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
                         help="configs to export (repeatable; default: every config of samples "
                         "except those that repeat another's, such as MULTI's elite and MMIU's "
                         "circular)")  # fmt: skip
-    vlicl = parser.add_argument_group("VL-ICL episodes (lmms-eval)")
-    vlicl.add_argument("--shots", type=int, nargs="+", metavar="K",
-                       help="demonstrations per query (default: every n_shot the episodes have)")  # fmt: skip
-    vlicl.add_argument("--seeds", type=int, nargs="+", metavar="S",
-                       help="episode seeds (default: every seed)")  # fmt: skip
-    vlicl.add_argument("--sampler", choices=("hashed", "legacy"), default="hashed",
-                       help="which episodes split (default hashed)")  # fmt: skip
+    from benchsmith.commands._common import add_episode_arguments
+
+    add_episode_arguments(parser, "VL-ICL episodes (lmms-eval)")
     parser.set_defaults(handler=run_export)
 
 
@@ -68,7 +64,12 @@ def split_of(info: dict, config: str) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     from benchsmith.builders.base import Family
-    from benchsmith.commands._common import dataset_kind, require_sample_config, sample_configs
+    from benchsmith.commands._common import (
+        dataset_kind,
+        refuse_unused_episode_flags,
+        require_sample_config,  # fmt: skip
+        sample_configs,
+    )
     from benchsmith.core.errors import BenchsmithError
     from benchsmith.core.progress import log
 
@@ -76,11 +77,8 @@ def run_export(args: argparse.Namespace) -> int:
     if not isinstance(kind, Family):
         raise BenchsmithError("only a benchmark family's folder can be exported",
                               path=args.dataset, fix="export the source benchmark's folder")  # fmt: skip
-    episode_flags = {"shots": args.shots, "seeds": args.seeds, "sampler": args.sampler != "hashed"}
-    for flag, given in episode_flags.items():
-        if given and (args.harness != "lmms-eval" or flag not in kind.predict_options):
-            raise BenchsmithError(f"--{flag} applies to VL-ICL episodes in an lmms-eval export",
-                                  fix=f"drop --{flag}")  # fmt: skip
+    uses = kind.predict_options if args.harness == "lmms-eval" else ()
+    refuse_unused_episode_flags(args, uses, " in an lmms-eval export")
     configs = args.config or [c for c in sample_configs(kind, info, args.dataset)
                               if c not in kind.repeated_configs]  # fmt: skip
     for config in configs:

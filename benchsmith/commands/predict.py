@@ -123,13 +123,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     prompt.add_argument("--max-tokens", type=int, metavar="N", help="server default if unset")
     prompt.add_argument("--instruction", metavar="TEXT", help="replaces the instruction line")
     prompt.add_argument("--limit", type=int, metavar="N", help="only the first N requests")
-    vlicl = parser.add_argument_group("VL-ICL episodes")
-    vlicl.add_argument("--shots", type=int, nargs="+", metavar="K",
-                       help="demonstrations per query (default: every n_shot the episodes have)")  # fmt: skip
-    vlicl.add_argument("--seeds", type=int, nargs="+", metavar="S",
-                       help="episode seeds (default: every seed)")  # fmt: skip
-    vlicl.add_argument("--sampler", choices=("hashed", "legacy"), default="hashed",
-                       help="which episodes split (default hashed)")  # fmt: skip
+    from benchsmith.commands._common import add_episode_arguments
+
+    add_episode_arguments(parser, "VL-ICL episodes")
     columns = parser.add_argument_group("columns (guessed from common names if not given)")
     for role in ("id", "question", "choices", "image"):
         columns.add_argument(f"--{role}-column", metavar="NAME", help=f"the {role} column")
@@ -220,8 +216,12 @@ def prediction_requests(args: argparse.Namespace):
     generic prompt over the guessed or named columns."""
     from benchsmith.builders.base import Family
     from benchsmith.builders.requests import PredictOptions, RequestSource, generic_requests
-    from benchsmith.commands._common import COLUMN_ROLES, column_roles, dataset_kind
-    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.commands._common import (
+        COLUMN_ROLES,
+        column_roles,
+        dataset_kind,
+        refuse_unused_episode_flags,  # fmt: skip
+    )
     from benchsmith.hf.dataset_view import DatasetView
 
     options = PredictOptions(text_only=args.text_only, instruction=args.instruction,
@@ -232,11 +232,7 @@ def prediction_requests(args: argparse.Namespace):
     if (Path(args.dataset) / "build_info.json").is_file():
         kind, info = dataset_kind(args.dataset)
     uses = kind.predict_options if isinstance(kind, Family) else ()
-    for flag, given in (("shots", args.shots), ("seeds", args.seeds),
-                        ("sampler", args.sampler != "hashed")):  # fmt: skip
-        if given and flag not in uses:
-            raise BenchsmithError(f"--{flag} applies to VL-ICL episodes, not to this dataset",
-                                  fix=f"drop --{flag}")  # fmt: skip
+    refuse_unused_episode_flags(args, uses, ", not to this dataset")
     if isinstance(kind, Family) and not named:
         from benchsmith.commands._common import require_sample_config
 
