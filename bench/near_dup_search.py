@@ -6,13 +6,17 @@ Why: leakage checks compare perceptual hashes (64-bit pHash) of every image with
 and only compares hashes that agree exactly on some key of chunks (pigeonhole), so it should
 be far faster while finding exactly the same pairs. This script checks both claims:
 
-* **ours**: ``find_near_duplicate_pairs(hashes, threshold)`` on all ``--n`` hashes (default
-  200,000), wall time, fastest of ``--repeat`` runs.
+* **ours**: ``find_near_duplicate_pairs(hashes, threshold)`` (compiled kernels, one thread
+  per core) at every scale of ``--scales`` (default 200,000, 1,000,000 and 10,000,000), each
+  scale in a fresh child process so that its peak RSS (``VmHWM``) is its own: the median of
+  ``--rounds`` timed runs and their spread, after one untimed warm-up on 1,000 hashes. Targets:
+  under 60 s and 1.5 GiB at 10M; the cost model (``modelled_seconds`` of the layout
+  ``plan_layout`` picks) within 2x of the measured median at every scale.
 * **baseline**: ``all_pairs_baseline`` (block-wise NumPy xor + ``bitwise_count`` over every
   pair) on the first ``--subset`` hashes (default 20,000), run once. Its time is extrapolated
-  to ``--n`` by the pair count, ``n (n - 1) / 2``: the baseline does the same work per pair
-  whatever n is (``--full-baseline`` runs it on all ``--n`` hashes instead, ~1 min).
-  ``speedup = baseline_time(n) / ours_time(n)``, target >= 50x.
+  to each scale by the pair count, ``n (n - 1) / 2``: the baseline does the same work per pair
+  whatever n is (``--full-baseline`` runs it on the largest scale instead, hours at 10M).
+  ``speedup = baseline_time(n) / ours_time(n)``, target >= 50x at every scale.
 
 The hashes are uniformly random with planted pairs: ``--pairs`` (default 1,000) pairs set
 1..threshold bits apart (each distance equally often; a tenth of them inside the subset), and
@@ -27,38 +31,49 @@ few bits, and two unrelated images fall within 8 bits with probability ~2.5e-10 
 uniform hashes (~5 chance pairs among 200,000). It is also the hard case for the index: the
 larger the threshold, the shorter the keys.
 
-Run ``python bench/near_dup_search.py`` (about 10 s; ``--quick``: 50,000 hashes, 2 s).
-Results go to ``bench/results/near_dup_search.json``.
+Run ``python bench/near_dup_search.py`` (about 4 min, most of it the 10M rounds; ``--quick``:
+50,000 hashes only, ~15 s). Results go to ``bench/results/near_dup_search.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import resource
+import json
+import statistics
+import subprocess
 import sys
 import time
-import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from synthetic_coco import machine_info, mark, print_table, write_result
 
 from benchsmith.images.duplicates import DEFAULT_PHASH_THRESHOLD
+from benchsmith.images.near_duplicate_layout import modelled_seconds
 from benchsmith.images.near_duplicates import (
     PairMatches,
     all_pairs_baseline,
+    default_workers,
     find_near_duplicate_pairs,
     plan_layout,
 )
 
 NAME = "near_dup_search"
 SPEEDUP_TARGET = 50.0
+TIME_TARGET_10M_S = 60.0
+MEMORY_TARGET_MIB = 1536.0
+MODEL_TOLERANCE = 2.0
 DECOYS = 200
+DEFAULT_SCALES = "200000,1000000,10000000"
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+def vm_hwm_mib() -> float:
+    """This process's own peak RSS (``VmHWM``), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def flip_bits(value: int, distance: int, rng: np.random.Generator) -> int:
@@ -89,13 +104,61 @@ def make_hashes(
     return hashes, planted, decoys
 
 
-def best_time(fn, repeat: int) -> tuple[float, Any]:
-    best, result = math.inf, None
-    for _ in range(repeat):
+def timed_rounds(fn, rounds: int) -> tuple[list[float], Any]:
+    times, result = [], None
+    for _ in range(rounds):
         start = time.perf_counter()
         result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        times.append(time.perf_counter() - start)
+    return times, result
+
+
+def run_scale(n: int, subset: int, pairs: int, threshold: int, seed: int, rounds: int) -> dict:
+    """One scale in this (child) process: timings, checks against the planted pairs, VmHWM."""
+    hashes, planted, decoys = make_hashes(n, pairs, min(subset, n), threshold, seed)
+    find_near_duplicate_pairs(hashes[:1000], threshold, chunks_per_key=2)  # load the kernels
+    times, ours = timed_rounds(lambda: find_near_duplicate_pairs(hashes, threshold), rounds)
+    found = {(i, j): d for i, j, d in ours.as_set()}
+    workers = default_workers()
+    layout = plan_layout(n, None, threshold, workers=workers)
+    return {
+        "n": n,
+        "rounds_s": times,
+        "median_s": statistics.median(times),
+        "spread_s": [min(times), max(times)],
+        "workers": workers,
+        "layout": {
+            "chunks": len(layout.chunk_masks),
+            "chunks_per_key": layout.chunks_per_key,
+            "keys": layout.n_keys,
+        },
+        "model_s": modelled_seconds(layout, n, None, workers),
+        "pairs_found": len(ours),
+        "recall_planted": sum(found.get((i, j)) == d for i, j, d in planted) / len(planted),
+        "decoys_reported": sum(pair in found for pair in decoys),
+        "peak_rss_mib": vm_hwm_mib(),
+    }
+
+
+def scale_in_child(args: argparse.Namespace, n: int) -> dict:
+    command = [
+        sys.executable,
+        __file__,
+        "--child-scale",
+        str(n),
+        "--subset",
+        str(args.subset),
+        "--pairs",
+        str(args.pairs),
+        "--threshold",
+        str(args.threshold),
+        "--seed",
+        str(args.seed),
+        "--rounds",
+        str(args.rounds),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def compare(ours: PairMatches, baseline: PairMatches) -> dict[str, int]:
@@ -105,146 +168,169 @@ def compare(ours: PairMatches, baseline: PairMatches) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200_000, help="hashes searched by ours")
+    parser.add_argument("--scales", default=DEFAULT_SCALES, help="comma-separated hash counts")
     parser.add_argument("--subset", type=int, default=20_000, help="hashes for the baseline")
     parser.add_argument("--pairs", type=int, default=1_000, help="planted near-duplicate pairs")
     parser.add_argument("--threshold", type=int, default=DEFAULT_PHASH_THRESHOLD)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of ours; fastest counts")
+    parser.add_argument("--rounds", type=int, default=3, help="timed runs of ours per scale")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="50,000 hashes, subset 10,000")
     parser.add_argument(
-        "--full-baseline", action="store_true", help="run the baseline on all --n hashes too"
+        "--full-baseline", action="store_true", help="run the baseline on the largest scale"
     )
+    parser.add_argument("--child-scale", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child_scale:
+        result = run_scale(
+            args.child_scale, args.subset, args.pairs, args.threshold, args.seed, args.rounds
+        )
+        print(json.dumps(result))
+        return 0
     if args.quick:
-        args.n, args.subset, args.pairs = 50_000, 10_000, 500
-    n, subset, threshold = args.n, args.subset, args.threshold
-    hashes, planted, decoys = make_hashes(n, args.pairs, subset, threshold, args.seed)
-    layout = plan_layout(n, None, threshold)
+        args.scales, args.subset, args.pairs, args.rounds = "50000", 10_000, 500, 5
+    scales = [int(value) for value in args.scales.split(",")]
+    threshold = args.threshold
     print(
-        f"near-duplicate search: {n:,} hashes, threshold {threshold}, {len(planted)} planted "
-        f"pairs, {len(decoys)} decoys at {threshold + 1}; layout: {len(layout.chunk_masks)} "
-        f"chunks, keys of {layout.chunks_per_key} ({layout.n_keys} keys)"
+        f"near-duplicate search: threshold {threshold}, {args.pairs} planted pairs and {DECOYS} "
+        f"decoys at {threshold + 1} per scale; {default_workers()} threads; scales "
+        + ", ".join(f"{n:,}" for n in scales)
     )
 
-    # ours on everything: timing, then one traced run for the memory it allocates
-    find_near_duplicate_pairs(hashes[:1000], threshold)  # warm-up (imports, caches)
-    ours_time, ours = best_time(lambda: find_near_duplicate_pairs(hashes, threshold), args.repeat)
-    tracemalloc.start()
-    find_near_duplicate_pairs(hashes, threshold)
-    ours_traced_peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    rss_after_ours = peak_rss_mib()
-    found = {(i, j): d for i, j, d in ours.as_set()}
-    recall = sum(found.get((i, j)) == d for i, j, d in planted) / len(planted)
-    decoys_reported = sum(pair in found for pair in decoys)
-
-    # both on the subset: equality, and the baseline's cost per pair
+    # the baseline on the subset (and ours on the same hashes): equality, cost per pair
+    subset = args.subset
+    hashes, _, _ = make_hashes(max(scales), args.pairs, subset, threshold, args.seed)
     sub = hashes[:subset]
-    ours_sub_time, ours_sub = best_time(
-        lambda: find_near_duplicate_pairs(sub, threshold), args.repeat
-    )
-    base_sub_time, base_sub = best_time(lambda: all_pairs_baseline(sub, threshold), 1)
+    _, ours_sub = timed_rounds(lambda: find_near_duplicate_pairs(sub, threshold), 1)
+    base_times, base_sub = timed_rounds(lambda: all_pairs_baseline(sub, threshold), 1)
+    base_sub_time = base_times[0]
     subset_check = compare(ours_sub, base_sub)
-    pair_ratio = (n * (n - 1)) / (subset * (subset - 1))
-    base_time = base_sub_time * pair_ratio
     full_check = None
-    if args.full_baseline:
-        base_time, base_full = best_time(lambda: all_pairs_baseline(hashes, threshold), 1)
-        full_check = compare(ours, base_full)
-    speedup = base_time / ours_time
-    checks_ok = (
-        recall == 1.0
-        and decoys_reported == 0
-        and subset_check["missing"] == subset_check["extra"] == 0
-        and (full_check is None or full_check["missing"] == full_check["extra"] == 0)
-    )
+    del hashes
 
-    basis = "measured" if args.full_baseline else f"extrapolated x{pair_ratio:.1f} from {subset:,}"
-    print()
-    print_table(
-        ["run", "hashes", "time s", "pairs found", "note"],
-        [
-            ["ours", f"{n:,}", f"{ours_time:.3f}", len(ours), f"best of {args.repeat}"],
-            ["ours", f"{subset:,}", f"{ours_sub_time:.4f}", len(ours_sub), "subset"],
-            ["baseline", f"{subset:,}", f"{base_sub_time:.3f}", len(base_sub), "subset"],
+    rows, results = [], []
+    for n in scales:
+        result = scale_in_child(args, n)
+        pair_ratio = (n * (n - 1)) / (subset * (subset - 1))
+        result["baseline_s"] = base_sub_time * pair_ratio
+        result["baseline_basis"] = f"extrapolated x{pair_ratio:.1f} from {subset:,}"
+        if args.full_baseline and n == max(scales):
+            full, _, _ = make_hashes(n, args.pairs, subset, threshold, args.seed)
+            times, base_full = timed_rounds(
+                lambda full=full: all_pairs_baseline(full, threshold), 1
+            )
+            result["baseline_s"], result["baseline_basis"] = times[0], "measured"
+            _, ours_full = timed_rounds(
+                lambda full=full: find_near_duplicate_pairs(full, threshold), 1
+            )
+            full_check = compare(ours_full, base_full)
+        result["speedup"] = result["baseline_s"] / result["median_s"]
+        result["model_ratio"] = result["median_s"] / result["model_s"]
+        results.append(result)
+        low, high = result["spread_s"]
+        rows.append(
             [
-                "baseline",
                 f"{n:,}",
-                f"{base_time:.1f}",
-                len(base_full) if args.full_baseline else "-",
-                basis,
-            ],
-        ],
-    )
+                f"{result['median_s']:.2f}",
+                f"{low:.2f}-{high:.2f}",
+                f"{result['model_s']:.2f}",
+                f"{result['model_ratio']:.2f}",
+                f"{result['layout']['chunks_per_key']}/{result['layout']['keys']}",
+                f"{result['peak_rss_mib']:.0f}",
+                result["pairs_found"],
+                f"{result['recall_planted']:.3f}",
+                f"{result['baseline_s']:.0f}",
+                f"{result['speedup']:.0f}x",
+            ]
+        )
     print()
     print_table(
-        ["check", "value", "target", ""],
         [
-            ["speedup at n", f"{speedup:.0f}x", f">= {SPEEDUP_TARGET:.0f}x", mark(speedup >= 50)],
-            ["recall on planted", f"{recall:.3f}", "1.0", mark(recall == 1.0)],
-            ["decoys reported", decoys_reported, "0", mark(decoys_reported == 0)],
-            [
-                "subset vs baseline (missing/extra)",
-                f"{subset_check['missing']}/{subset_check['extra']}",
-                "0/0",
-                mark(subset_check["missing"] == subset_check["extra"] == 0),
-            ],
-            *(
-                [
-                    [
-                        "full vs baseline (missing/extra)",
-                        f"{full_check['missing']}/{full_check['extra']}",
-                        "0/0",
-                        mark(full_check["missing"] == full_check["extra"] == 0),
-                    ]
-                ]
-                if full_check
-                else []
-            ),
-            ["ours traced peak MiB", f"{ours_traced_peak:.1f}", "", ""],
-            [
-                "peak RSS MiB after ours / after all",
-                f"{rss_after_ours:.0f} / {peak_rss_mib():.0f}",
-                "",
-                "",
-            ],
+            "hashes",
+            "median s",
+            "spread s",
+            "model s",
+            "meas/model",
+            "k/keys",
+            "peak RSS MiB",
+            "pairs",
+            "recall",
+            "baseline s",
+            "speedup",
         ],
+        rows,
     )
+    largest = results[-1]
+    at_10m = next((r for r in results if r["n"] >= 10_000_000), None)
+    checks = [
+        [
+            "recall on planted (every scale)",
+            "1.0",
+            all(r["recall_planted"] == 1.0 for r in results),
+        ],
+        ["decoys reported (every scale)", "0", all(r["decoys_reported"] == 0 for r in results)],
+        [
+            f"speedup (every scale) >= {SPEEDUP_TARGET:.0f}x",
+            f"{min(r['speedup'] for r in results):.0f}x min",
+            all(r["speedup"] >= SPEEDUP_TARGET for r in results),
+        ],
+        [
+            f"model within {MODEL_TOLERANCE:.0f}x (every scale)",
+            ", ".join(f"{r['model_ratio']:.2f}" for r in results),
+            all(1 / MODEL_TOLERANCE <= r["model_ratio"] <= MODEL_TOLERANCE for r in results),
+        ],
+        [
+            f"peak RSS < {MEMORY_TARGET_MIB:.0f} MiB (largest)",
+            f"{largest['peak_rss_mib']:.0f}",
+            largest["peak_rss_mib"] < MEMORY_TARGET_MIB,
+        ],
+        [
+            "subset vs baseline (missing/extra)",
+            f"{subset_check['missing']}/{subset_check['extra']}",
+            subset_check["missing"] == subset_check["extra"] == 0,
+        ],
+    ]
+    if at_10m:
+        checks.append(
+            [
+                f"10M under {TIME_TARGET_10M_S:.0f} s",
+                f"{at_10m['median_s']:.1f}",
+                at_10m["median_s"] < TIME_TARGET_10M_S,
+            ]
+        )
+    if full_check:
+        checks.append(
+            [
+                "full vs baseline (missing/extra)",
+                f"{full_check['missing']}/{full_check['extra']}",
+                full_check["missing"] == full_check["extra"] == 0,
+            ]
+        )
+    print()
+    print_table(["check", "value", ""], [[name, value, mark(ok)] for name, value, ok in checks])
     path = write_result(
         NAME,
         {
             "benchmark": NAME,
             "quick": args.quick,
-            "n": n,
-            "subset": subset,
             "threshold": threshold,
-            "planted_pairs": len(planted),
-            "decoys": len(decoys),
+            "subset": subset,
+            "planted_pairs": args.pairs,
+            "decoys": DECOYS,
             "seed": args.seed,
-            "repeat": args.repeat,
-            "layout": {
-                "chunks": len(layout.chunk_masks),
-                "chunks_per_key": layout.chunks_per_key,
-                "keys": layout.n_keys,
-            },
-            "ours_s": ours_time,
-            "ours_subset_s": ours_sub_time,
+            "rounds": args.rounds,
+            "scales": results,
             "baseline_subset_s": base_sub_time,
-            "baseline_s": base_time,
-            "baseline_basis": "measured" if args.full_baseline else "extrapolated_by_pair_count",
-            "speedup": speedup,
-            "pairs_found": len(ours),
-            "chance_pairs": len(ours) - int(recall * len(planted)),
-            "recall_planted": recall,
-            "decoys_reported": decoys_reported,
             "subset_check": subset_check,
             "full_check": full_check,
-            "ours_traced_peak_mib": ours_traced_peak,
-            "peak_rss_mib_after_ours": rss_after_ours,
-            "peak_rss_mib_after_all": peak_rss_mib(),
-            "targets": {"speedup_min": SPEEDUP_TARGET, "recall": 1.0, "subset_diff": 0},
-            "pass": bool(checks_ok and speedup >= SPEEDUP_TARGET),
+            "targets": {
+                "speedup_min": SPEEDUP_TARGET,
+                "recall": 1.0,
+                "subset_diff": 0,
+                "time_10m_s": TIME_TARGET_10M_S,
+                "peak_rss_mib": MEMORY_TARGET_MIB,
+                "model_tolerance": MODEL_TOLERANCE,
+            },
+            "pass": all(ok for _, _, ok in checks),
             "machine": machine_info(),
         },
     )

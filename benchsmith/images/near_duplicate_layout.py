@@ -3,9 +3,9 @@
 A layout cuts the 64 bits into ``threshold + k`` contiguous chunks; every ``k``-subset of the
 chunks is a *key*, and hashes agreeing on a key's bits share a bucket (see
 :mod:`benchsmith.images.near_duplicates` for why that finds every pair within ``threshold``).
-This module holds the layout, the cost model that picks ``k`` (:func:`plan_layout`), and the
-per-key helpers the search uses: the key's bits of each hash (:func:`key_values`) and one sort
-that buckets them (:func:`sort_by_key`).
+This module holds the layout, the cost model that picks ``k`` (:func:`plan_layout`, also used
+by ``bench/near_dup_search.py`` to predict the time), and the keys in the form the compiled
+kernels take (:class:`BucketKey`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,18 @@ from functools import lru_cache
 import numpy as np
 
 HASH_BITS = 64
-_MAX_KEY_CHUNKS = 4
-# Relative costs for plan_layout, measured with numpy 2 on x86: sorting costs ~15 ns per hash
-# per key, producing + verifying a candidate ~8 ns.
-_SORT_COST = 15.0
-_CANDIDATE_COST = 8.0
+_MAX_KEY_CHUNKS = 5
+DIGIT_BITS = 11  # 2,048 radix counters per pass: they stay in L1 while 10M values stream past
+SORT_BITS_MAX = 33  # keys longer than this are sorted by their first 33 bits (3 passes)
+# Costs in ns for plan_layout, measured on a 2-core x86 VM (AMD EPYC, numba 0.68) with
+# bench/near_dup_search.py: per hash and key, the permutation and the pairing scan, and each
+# radix pass; per candidate (a pair sharing the sorted bits by chance); per key, the Python
+# around the kernels. Two threads run 1.8x one, not 2x (they share the memory bus).
+PERMUTE_SCAN_NS = 4.0
+RADIX_PASS_NS = 5.0
+CANDIDATE_NS = 1.0
+KEY_OVERHEAD_NS = 50_000.0
+PARALLEL_EFFICIENCY = 0.9
 
 
 @dataclass(frozen=True)
@@ -65,20 +72,40 @@ def make_layout(threshold: int, chunks_per_key: int) -> ChunkLayout:
     return ChunkLayout(threshold, chunks_per_key, tuple(masks))
 
 
-def plan_layout(n_left: int, n_right: int | None, threshold: int) -> ChunkLayout:
-    """The ``chunks_per_key`` with the lowest modelled cost for these sizes (uniform hashes).
+def modelled_seconds(
+    layout: ChunkLayout, n_left: int, n_right: int | None, workers: int = 1
+) -> float:
+    """Time the search is expected to take for uniform hashes (the keys split over workers).
 
-    Cost per key: sorting every hash, plus the expected candidates (pairs agreeing on the key's
-    ``64 * k / m`` bits by chance). ``n_right=None`` means a self-join (pairs counted once).
+    Per key: the permutation, radix passes and pairing scan over every hash, and the
+    candidates (pairs of hashes that share the grouped bits by chance: ``pairs / 2**bits``).
     """
-    threshold = check_threshold(threshold)
     total = n_left + (n_right or 0)
     pairs = n_left * (n_left - 1) / 2 if n_right is None else n_left * n_right
+    total_ns = 0.0
+    for key in layout_keys(layout):
+        bits = group_bits_for(key)
+        total_ns += (
+            KEY_OVERHEAD_NS
+            + (PERMUTE_SCAN_NS + RADIX_PASS_NS * radix_passes(sort_bits_for(key))) * total
+            + CANDIDATE_NS * pairs / 2.0**bits
+        )
+    threads = max(1, min(workers, layout.n_keys))
+    speedup = 1.0 if threads == 1 else threads * PARALLEL_EFFICIENCY
+    return total_ns / 1e9 / speedup
+
+
+def plan_layout(
+    n_left: int, n_right: int | None, threshold: int, *, workers: int = 1
+) -> ChunkLayout:
+    """The ``chunks_per_key`` with the lowest modelled time for these sizes (uniform hashes).
+
+    ``n_right=None`` means a self-join (pairs counted once).
+    """
+    threshold = check_threshold(threshold)
     best: tuple[float, int] | None = None
     for k in range(1, min(_MAX_KEY_CHUNKS, HASH_BITS - threshold) + 1):
-        n_keys = math.comb(threshold + k, k)
-        key_bits = HASH_BITS * k / (threshold + k)
-        cost = n_keys * (_SORT_COST * total + _CANDIDATE_COST * pairs / 2.0**key_bits)
+        cost = modelled_seconds(make_layout(threshold, k), n_left, n_right, workers)
         if best is None or cost < best[0]:
             best = (cost, k)
     assert best is not None
@@ -87,48 +114,91 @@ def plan_layout(n_left: int, n_right: int | None, threshold: int) -> ChunkLayout
 
 @dataclass(frozen=True)
 class BucketKey:
-    """One k-subset of chunks: its (low bit, width) pieces, total width, and the masks of the
-    unused chunks below its last chunk (a pair agreeing on one of those is reported earlier)."""
+    """One k-subset of chunks in the form the kernels take.
 
-    pieces: tuple[tuple[int, int], ...]
+    ``lows``/``widths``: the pieces of a bit permutation that puts the key's chunks on top
+    (adjacent chunks merged), then the other chunks; ``bits``: the key's width; ``earlier``:
+    the masks, in permuted positions, of the unused chunks below the key's last chunk (a pair
+    agreeing on one of those is reported under an earlier key).
+    """
+
+    lows: tuple[int, ...]
+    widths: tuple[int, ...]
     bits: int
-    earlier: tuple[np.uint64, ...]
+    earlier: np.ndarray  # uint64
+
+
+def _merged_pieces(masks: list[int]) -> list[tuple[int, int]]:
+    """(low, width) of each run of adjacent chunks, in order."""
+    pieces: list[tuple[int, int]] = []
+    for mask in masks:
+        low, width = _low_width(mask)
+        if pieces and pieces[-1][0] + pieces[-1][1] == low:
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + width)
+        else:
+            pieces.append((low, width))
+    return pieces
+
+
+def permute_int(value: int, lows: tuple[int, ...], widths: tuple[int, ...]) -> int:
+    """The kernels' bit permutation for one Python int (for masks and tests)."""
+    out, shift = 0, HASH_BITS
+    for low, width in zip(lows, widths, strict=True):
+        shift -= width
+        out |= ((value >> low) & ((1 << width) - 1)) << shift
+    return out
+
+
+def sort_bits_for(key: BucketKey) -> int:
+    """Key bits the radix sort orders by; longer keys are compared in full in the scan."""
+    return min(key.bits, SORT_BITS_MAX)
+
+
+def group_bits_for(key: BucketKey) -> int:
+    """Top bits that are equal within a scanned group: the sorted bits, but never past the
+    key (a pass may sort a few bits more than asked, which would split a key's bucket)."""
+    bits = sort_bits_for(key)
+    return min(key.bits, radix_passes(bits) * radix_digit_bits(bits))
+
+
+def radix_passes(sort_bits: int) -> int:
+    """Passes of at most ``DIGIT_BITS`` bits that sort ``sort_bits`` bits."""
+    return max(1, -(-sort_bits // DIGIT_BITS))
+
+
+def radix_digit_bits(sort_bits: int) -> int:
+    """Bits per pass: the sorted bits spread evenly over the passes."""
+    return max(1, -(-sort_bits // radix_passes(sort_bits)))
+
+
+@lru_cache(maxsize=64)
+def _layout_keys(layout: ChunkLayout) -> tuple[BucketKey, ...]:
+    chunks = layout.chunk_masks
+    out = []
+    for subset in itertools.combinations(range(len(chunks)), layout.chunks_per_key):
+        rest = [index for index in range(len(chunks)) if index not in subset]
+        pieces = _merged_pieces([chunks[i] for i in subset]) + _merged_pieces(
+            [chunks[i] for i in rest]
+        )
+        lows = tuple(low for low, _ in pieces)
+        widths = tuple(width for _, width in pieces)
+        earlier = [permute_int(chunks[q], lows, widths) for q in rest if q < subset[-1]]
+        out.append(
+            BucketKey(
+                lows=lows,
+                widths=widths,
+                bits=sum(_low_width(chunks[i])[1] for i in subset),
+                earlier=np.array(earlier, dtype=np.uint64),
+            )
+        )
+    return tuple(out)
 
 
 def layout_keys(layout: ChunkLayout) -> list[BucketKey]:
     """The layout's keys in lexicographic order of chunk subsets."""
-    chunks = layout.chunk_masks
-    out = []
-    for subset in itertools.combinations(range(len(chunks)), layout.chunks_per_key):
-        pieces = tuple(_low_width(chunks[index]) for index in subset)
-        earlier = tuple(np.uint64(chunks[q]) for q in range(subset[-1]) if q not in subset)
-        out.append(BucketKey(pieces, sum(width for _, width in pieces), earlier))
-    return out
+    return list(_layout_keys(layout))
 
 
 def _low_width(mask: int) -> tuple[int, int]:
     low = (mask & -mask).bit_length() - 1
     return low, (mask >> low).bit_length()
-
-
-def key_values(values: np.ndarray, key: BucketKey) -> np.ndarray:
-    """The key's bits of each value, packed into the low ``key.bits`` bits."""
-    out = np.zeros(values.shape, dtype=np.uint64)
-    shift = 0
-    for low, width in key.pieces:
-        piece = (values >> np.uint64(low)) & np.uint64((1 << width) - 1)
-        out |= piece << np.uint64(shift) if shift else piece
-        shift += width
-    return out
-
-
-def sort_by_key(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """(order, keys[order]). When key and position fit in 64 bits together, one plain sort of
-    ``key << position_bits | position`` (about twice as fast as argsort in NumPy 2)."""
-    position_bits = max(int(keys.size - 1).bit_length(), 1)
-    if key_bits + position_bits > HASH_BITS:
-        order = np.argsort(keys)
-        return order, keys[order]
-    packed = np.sort((keys << np.uint64(position_bits)) | np.arange(keys.size, dtype=np.uint64))
-    order = (packed & np.uint64((1 << position_bits) - 1)).astype(np.int64)
-    return order, packed >> np.uint64(position_bits)

@@ -30,21 +30,27 @@ cost O(bucket^2) candidates per key, plus one NumPy step per offset in the large
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from benchsmith.images.near_duplicate_layout import (
+    BucketKey,
     ChunkLayout,
     check_threshold,
-    key_values,
+    group_bits_for,
     layout_keys,
     make_layout,
     plan_layout,
-    sort_by_key,
+    radix_digit_bits,
+    radix_passes,
+    sort_bits_for,
 )
 
-_BRUTE_FORCE_MAX = 64  # up to this many hashes one xor matrix is cheaper than any index
+# up to this many pairs the block-wise xor matrix is cheaper than any index (and needs no JIT)
+_BRUTE_FORCE_PAIRS = 1 << 20
 _BASELINE_BLOCK_CELLS = 1 << 22  # xor cells per block of the brute-force baseline (32 MiB)
 
 
@@ -108,71 +114,115 @@ def as_hash_array(hashes: object) -> np.ndarray:
 # --- search over distinct hashes ----------------------------------------------------------
 
 
-def _verify(
-    values_a: np.ndarray,
-    values_b: np.ndarray,
-    threshold: int,
-    earlier: tuple[np.uint64, ...],
-) -> tuple[np.ndarray, np.ndarray]:
-    """(mask of candidates kept, their distances): within threshold and first agreeing key."""
-    diff = values_a ^ values_b
-    distance = popcount(diff)
-    keep = distance <= threshold
-    if earlier and keep.any():
-        first = np.ones(int(keep.sum()), dtype=bool)  # differs in every chunk of ``earlier``
-        kept_diff = diff[keep]
-        for chunk in earlier:
-            first &= (kept_diff & chunk) != 0
-        keep[keep] = first
-    return keep, distance[keep]
+def default_workers() -> int:
+    """Threads for the search: the cores this process may use (the kernels release the GIL)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _run_keys(keys: list[BucketKey], job, workers: int) -> list:
+    """``job(key, buffers)`` for every key, on ``workers`` threads with a share of the keys
+    each and one set of sort buffers per thread (allocated once, not once per key)."""
+    workers = max(1, min(workers, len(keys)))
+    shares = [keys[w::workers] for w in range(workers)]
+
+    def run(share: list[BucketKey]) -> list:
+        buffers: dict[str, np.ndarray] = {}
+        return [job(key, buffers) for key in share]
+
+    if workers == 1:
+        return run(shares[0])
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="near-dup") as pool:
+        return [part for parts in pool.map(run, shares) for part in parts]
+
+
+def _permuted_sorted(kernel, values: np.ndarray, key: BucketKey, buffers, name: str):
+    """``values`` with the key's bits on top, sorted by them, in this thread's buffers."""
+    if name not in buffers:
+        buffers[name] = tuple(np.empty(values.size, dtype=np.uint64) for _ in range(3))
+    permuted, out, scratch = buffers[name]
+    kernel.permute_bits(values, key.lows, key.widths, permuted)
+    bits = sort_bits_for(key)
+    return kernel.sort_by_top_bits(
+        permuted[: values.size], radix_passes(bits), radix_digit_bits(bits), out, scratch
+    )
+
+
+def _collect(kernel, key: BucketKey, scan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run ``scan(out_a, out_b) -> count`` (again with room for all when its buffers were too
+    small) and return the pairs as original values with their distances."""
+    capacity = 4096
+    while True:
+        out_a = np.empty(capacity, dtype=np.uint64)
+        out_b = np.empty(capacity, dtype=np.uint64)
+        count = scan(out_a, out_b)
+        if count <= capacity:
+            break
+        capacity = count
+    left, right = np.empty(count, dtype=np.uint64), np.empty(count, dtype=np.uint64)
+    kernel.unpermute_bits(out_a[:count], key.lows, key.widths, left)
+    kernel.unpermute_bits(out_b[:count], key.lows, key.widths, right)
+    return left, right, popcount(left ^ right)
 
 
 def _self_join_distinct(
-    values: np.ndarray, layout: ChunkLayout
+    values: np.ndarray, layout: ChunkLayout, workers: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs (i < j not required) of *distinct* values within the threshold, each once."""
-    lefts, rights, dists = [], [], []
-    for key in layout_keys(layout):
-        order, sorted_keys = sort_by_key(key_values(values, key), key.bits)
-        same_as_next = sorted_keys[1:] == sorted_keys[:-1]
-        active = np.flatnonzero(same_as_next)  # positions p with p + 1 in the same bucket
-        offset = 1
-        while active.size:
-            a, b = order[active], order[active + offset]
-            keep, distance = _verify(values[a], values[b], layout.threshold, key.earlier)
-            lefts.append(a[keep])
-            rights.append(b[keep])
-            dists.append(distance)
-            # p stays active for offset + 1 when p + offset + 1 is still in its bucket
-            active = active[active + offset < same_as_next.size]
-            active = active[same_as_next[active + offset]]
-            offset += 1
-    return _concat(lefts), _concat(rights), _concat(dists)
+    """Pairs (positions into the sorted distinct ``values``) within the threshold, each once."""
+    from benchsmith.images import near_duplicate_kernel as kernel
+
+    def job(key: BucketKey, buffers: dict):
+        ordered = _permuted_sorted(kernel, values, key, buffers, "values")
+        return _collect(
+            kernel,
+            key,
+            lambda out_a, out_b: kernel.pairs_in_buckets(
+                ordered, group_bits_for(key), key.bits, key.earlier, layout.threshold, out_a, out_b
+            ),
+        )
+
+    parts = _run_keys(layout_keys(layout), job, workers)
+    return _positions(values, values, parts)
 
 
 def _cross_join_distinct(
-    query: np.ndarray, reference: np.ndarray, layout: ChunkLayout
+    query: np.ndarray, reference: np.ndarray, layout: ChunkLayout, workers: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pairs (query position, reference position) of distinct values within the threshold."""
-    lefts, rights, dists = [], [], []
-    for key in layout_keys(layout):
-        order, sorted_keys = sort_by_key(key_values(reference, key), key.bits)
-        query_keys = key_values(query, key)
-        start = np.searchsorted(sorted_keys, query_keys, side="left")
-        stop = np.searchsorted(sorted_keys, query_keys, side="right")
-        active = np.flatnonzero(stop > start)
-        position = start[active]
-        stop = stop[active]
-        while active.size:
-            b = order[position]
-            keep, distance = _verify(query[active], reference[b], layout.threshold, key.earlier)
-            lefts.append(active[keep])
-            rights.append(b[keep])
-            dists.append(distance)
-            position = position + 1
-            more = position < stop
-            active, position, stop = active[more], position[more], stop[more]
-    return _concat(lefts), _concat(rights), _concat(dists)
+    from benchsmith.images import near_duplicate_kernel as kernel
+
+    def job(key: BucketKey, buffers: dict):
+        q = _permuted_sorted(kernel, query, key, buffers, "query")
+        r = _permuted_sorted(kernel, reference, key, buffers, "reference")
+        return _collect(
+            kernel,
+            key,
+            lambda out_a, out_b: kernel.pairs_across_buckets(
+                q, r, group_bits_for(key), key.bits, key.earlier, layout.threshold, out_a, out_b
+            ),
+        )
+
+    parts = _run_keys(layout_keys(layout), job, workers)
+    return _positions(query, reference, parts)
+
+
+def _positions(
+    left_values: np.ndarray, right_values: np.ndarray, parts: list
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels report values; sorted distinct arrays turn them back into positions."""
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    left = np.concatenate([part[0] for part in parts])
+    right = np.concatenate([part[1] for part in parts])
+    distance = np.concatenate([part[2] for part in parts]).astype(np.int64)
+    return (
+        np.searchsorted(left_values, left).astype(np.int64),
+        np.searchsorted(right_values, right).astype(np.int64),
+        distance,
+    )
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:
@@ -193,10 +243,14 @@ class _Groups:
 
     @classmethod
     def of(cls, hashes: np.ndarray) -> _Groups:
-        values, inverse, size = np.unique(hashes, return_inverse=True, return_counts=True)
-        members = np.argsort(inverse, kind="stable").astype(np.int64)
-        start = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64)
-        return cls(values, members, start, size.astype(np.int64))
+        # one stable argsort gives the distinct values, their members and the group bounds
+        members = np.argsort(hashes, kind="stable").astype(np.int64)
+        ordered = hashes[members]
+        new_group = np.ones(ordered.size, dtype=bool)
+        new_group[1:] = ordered[1:] != ordered[:-1]
+        start = np.flatnonzero(new_group).astype(np.int64)
+        size = np.diff(np.append(start, ordered.size)).astype(np.int64)
+        return cls(ordered[start], members, start, size)
 
     @property
     def all_single(self) -> bool:
@@ -248,16 +302,22 @@ def _sorted_matches(left: np.ndarray, right: np.ndarray, distance: np.ndarray) -
 
 
 def find_near_duplicate_pairs(
-    hashes: object, threshold: int, *, chunks_per_key: int | None = None
+    hashes: object,
+    threshold: int,
+    *,
+    chunks_per_key: int | None = None,
+    workers: int | None = None,
 ) -> PairMatches:
     """Every unordered pair ``i < j`` with ``popcount(hashes[i] ^ hashes[j]) <= threshold``.
 
     Exact duplicates (distance 0) are included. ``chunks_per_key`` overrides the layout chosen
-    by :func:`plan_layout` (the result is the same; only the speed differs).
+    by :func:`plan_layout`, ``workers`` the number of threads (default: the usable cores); the
+    result is the same either way, only the speed differs.
     """
     values = as_hash_array(hashes)
     threshold = check_threshold(threshold)
-    if values.size <= _BRUTE_FORCE_MAX and chunks_per_key is None:
+    workers = default_workers() if workers is None else max(1, int(workers))
+    if values.size * (values.size - 1) // 2 <= _BRUTE_FORCE_PAIRS and chunks_per_key is None:
         return all_pairs_baseline(values, threshold)
     groups = _Groups.of(values)
     distinct = groups.values
@@ -267,9 +327,9 @@ def find_near_duplicate_pairs(
         layout = (
             make_layout(threshold, chunks_per_key)
             if chunks_per_key is not None
-            else plan_layout(distinct.size, None, threshold)
+            else plan_layout(distinct.size, None, threshold, workers=workers)
         )
-        a, b, distance = _self_join_distinct(distinct, layout)
+        a, b, distance = _self_join_distinct(distinct, layout, workers)
         if groups.all_single:
             left, right = groups.members[a], groups.members[b]
         else:
@@ -282,7 +342,12 @@ def find_near_duplicate_pairs(
 
 
 def find_cross_matches(
-    query: object, reference: object, threshold: int, *, chunks_per_key: int | None = None
+    query: object,
+    reference: object,
+    threshold: int,
+    *,
+    chunks_per_key: int | None = None,
+    workers: int | None = None,
 ) -> PairMatches:
     """Every (query index, reference index) within ``threshold``, e.g. test images vs train.
 
@@ -290,16 +355,23 @@ def find_cross_matches(
     """
     query_values, reference_values = as_hash_array(query), as_hash_array(reference)
     threshold = check_threshold(threshold)
+    workers = default_workers() if workers is None else max(1, int(workers))
     if query_values.size == 0 or reference_values.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PairMatches(empty, empty, empty)
+    if query_values.size * reference_values.size <= _BRUTE_FORCE_PAIRS and chunks_per_key is None:
+        return all_pairs_baseline(query_values, threshold, reference_values)
     query_groups, reference_groups = _Groups.of(query_values), _Groups.of(reference_values)
     layout = (
         make_layout(threshold, chunks_per_key)
         if chunks_per_key is not None
-        else plan_layout(query_groups.values.size, reference_groups.values.size, threshold)
+        else plan_layout(
+            query_groups.values.size, reference_groups.values.size, threshold, workers=workers
+        )
     )
-    a, b, distance = _cross_join_distinct(query_groups.values, reference_groups.values, layout)
+    a, b, distance = _cross_join_distinct(
+        query_groups.values, reference_groups.values, layout, workers
+    )
     if query_groups.all_single and reference_groups.all_single:
         left, right = query_groups.members[a], reference_groups.members[b]
     else:
