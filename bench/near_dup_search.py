@@ -68,6 +68,17 @@ DECOYS = 200
 DEFAULT_SCALES = "200000,1000000,10000000"
 
 
+def hash_counts(text: str) -> list[int]:
+    """``--scales``: comma-separated positive integers (argparse names the flag on failure)."""
+    try:
+        counts = [int(value) for value in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected e.g. 200000,1000000, got {text!r}") from None
+    if not counts or min(counts) < 2:
+        raise argparse.ArgumentTypeError(f"every scale must be at least 2 hashes, got {text!r}")
+    return counts
+
+
 def vm_hwm_mib() -> float:
     """This process's own peak RSS (``VmHWM``), in MiB."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -168,7 +179,9 @@ def compare(ours: PairMatches, baseline: PairMatches) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", default=DEFAULT_SCALES, help="comma-separated hash counts")
+    parser.add_argument(
+        "--scales", type=hash_counts, default=DEFAULT_SCALES, help="comma-separated hash counts"
+    )
     parser.add_argument("--subset", type=int, default=20_000, help="hashes for the baseline")
     parser.add_argument("--pairs", type=int, default=1_000, help="planted near-duplicate pairs")
     parser.add_argument("--threshold", type=int, default=DEFAULT_PHASH_THRESHOLD)
@@ -187,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
     if args.quick:
-        args.scales, args.subset, args.pairs, args.rounds = "50000", 10_000, 500, 5
-    scales = [int(value) for value in args.scales.split(",")]
+        args.scales, args.subset, args.pairs, args.rounds = [50_000], 10_000, 500, 5
+    scales = args.scales
     threshold = args.threshold
     print(
         f"near-duplicate search: threshold {threshold}, {args.pairs} planted pairs and {DECOYS} "
