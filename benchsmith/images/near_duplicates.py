@@ -7,11 +7,11 @@ How (pigeonhole, generalised): split the 64 bits into ``m = threshold + k`` disj
 chunks (at least 1 bit each). Two hashes within distance ``threshold`` differ in at most
 ``threshold`` chunks, so they agree *exactly* on at least ``k`` chunks, hence on every chunk of
 at least one ``k``-subset of the chunks. For every ``k``-subset ("key"), hashes are bucketed by
-their bits under that key (one NumPy sort) and pairs inside a bucket become candidates, verified
-with an exact popcount. ``k = 1`` is the textbook scheme (``threshold + 1`` chunks); larger ``k``
-gives longer keys (fewer, smaller buckets) at the price of more keys, and is what makes large
-thresholds fast: at ``threshold = 8`` and 200,000 hashes ``k = 1`` leaves 7-bit keys and
-~1.3e9 candidates, ``k = 3`` 17-bit keys and ~2e7. ``k`` is picked by a cost model
+their bits under that key and pairs inside a bucket become candidates, verified with an exact
+popcount. ``k = 1`` is the textbook scheme (``threshold + 1`` chunks); larger ``k`` gives longer
+keys (fewer, smaller buckets) at the price of more keys, and is what makes large thresholds
+fast: at ``threshold = 8`` and 200,000 hashes ``k = 1`` leaves 7-bit keys and ~1.3e9
+candidates, ``k = 3`` 17-bit keys and ~2e7. ``k`` is picked by a cost model
 (:func:`~benchsmith.images.near_duplicate_layout.plan_layout`, with the chunking in that
 module) unless given.
 
@@ -21,11 +21,16 @@ pair agreeing on key ``S`` is dropped there when it also agrees on an unused chu
 search and expanded afterwards, so a thousand blank images cost their (unavoidable) output, not
 a thousand-fold bucket in every key.
 
-Cost and memory: a key costs one sort of the distinct hashes plus its candidates, which are
-produced and verified in slices of at most one per distinct hash (offset ``d`` within each
-bucket at step ``d``), so memory stays O(n + output). Pathological inputs where many *distinct*
-hashes share most of their bits (huge buckets that are not exact duplicates) remain correct but
-cost O(bucket^2) candidates per key, plus one NumPy step per offset in the largest bucket.
+Where the work happens: the bucketing and pairing of one key run in compiled kernels
+(:mod:`benchsmith.images.near_duplicate_kernel`: bit permutation, radix sort, one sequential
+scan), keys are shared out over threads, and this module turns the values they report back into
+positions. Up to ``_BRUTE_FORCE_PAIRS`` pairs the block-wise all-pairs search runs instead (no
+kernel to load for small builds).
+
+Cost and memory: a key costs a few linear passes over the distinct hashes plus its candidates;
+each thread holds three uint64 buffers of the distinct hashes, so memory stays O(n * threads +
+output). Pathological inputs where many *distinct* hashes share most of their bits (huge
+buckets that are not exact duplicates) remain correct but cost O(bucket^2) candidates per key.
 """
 
 from __future__ import annotations
@@ -146,7 +151,7 @@ def _permuted_sorted(kernel, values: np.ndarray, key: BucketKey, buffers, name: 
     kernel.permute_bits(values, key.lows, key.widths, permuted)
     bits = sort_bits_for(key)
     return kernel.sort_by_top_bits(
-        permuted[: values.size], radix_passes(bits), radix_digit_bits(bits), out, scratch
+        permuted, radix_passes(bits), radix_digit_bits(bits), out, scratch
     )
 
 
