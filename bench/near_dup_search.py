@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 from synthetic_coco import machine_info, mark, print_table, write_result
 
+from benchsmith.core.workers import usable_cores
 from benchsmith.images.duplicates import DEFAULT_PHASH_THRESHOLD
 from benchsmith.images.near_duplicate_layout import modelled_seconds
 from benchsmith.images.near_duplicates import (
     PairMatches,
     all_pairs_baseline,
-    default_workers,
     find_near_duplicate_pairs,
     plan_layout,
 )
@@ -130,7 +130,7 @@ def run_scale(n: int, subset: int, pairs: int, threshold: int, seed: int, rounds
     find_near_duplicate_pairs(hashes[:1000], threshold, chunks_per_key=2)  # load the kernels
     times, ours = timed_rounds(lambda: find_near_duplicate_pairs(hashes, threshold), rounds)
     found = {(i, j): d for i, j, d in ours.as_set()}
-    workers = default_workers()
+    workers = usable_cores()
     layout = plan_layout(n, None, threshold, workers=workers)
     return {
         "n": n,
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     threshold = args.threshold
     print(
         f"near-duplicate search: threshold {threshold}, {args.pairs} planted pairs and {DECOYS} "
-        f"decoys at {threshold + 1} per scale; {default_workers()} threads; scales "
+        f"decoys at {threshold + 1} per scale; {usable_cores()} threads; scales "
         + ", ".join(f"{n:,}" for n in scales)
     )
 

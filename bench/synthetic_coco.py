@@ -94,13 +94,22 @@ def write_synthetic_coco(
     size: tuple[int, int] = (640, 480),
     quality: int = 90,
     noise: float = 24.0,
+    captions_per_image: int = 2,
+    distinct_images: int | None = None,
+    write_images: bool = True,
 ) -> SyntheticCoco:
     """Write ``root/val2014/*.jpg`` and ``root/annotations/captions_val2014.json``.
 
     The captions file follows the real format (``images[]`` with id, file_name, width,
     height, license, coco_url, flickr_url; ``licenses[]``; ``annotations[]`` with id,
-    image_id, caption), two distinct captions per image, because the plan step reads it
-    through the same pycocotools-based reader as a real build.
+    image_id, caption), because the plan step reads it through the same pycocotools-based
+    reader as a real build. The first two captions of an image are its own; any further ones
+    (``captions_per_image`` > 2, like COCO's five) are short scene phrases that many images
+    share, as real COCO captions often repeat, so the planner's caption checks have work.
+
+    ``distinct_images``: draw only that many different photos and hard-link the rest to them
+    (a full-size pool of 40,504 photos takes ~15 min to draw; decoding cost per file is the
+    same). ``write_images=False`` writes the captions file only.
     """
     from benchsmith.sources.coco.sample import COCO_LICENSES
 
@@ -112,10 +121,16 @@ def write_synthetic_coco(
     width, height = size
     images: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
+    phrase_rng = np.random.default_rng([seed, 1])  # its own stream: the photos stay as they were
+    phrases = phrase_rng.integers(0, len(SUBJECTS) * len(ACTIONS) * len(PLACES), size=(n_images, 8))
     for k, image_id in enumerate(coco.image_ids):
         name = coco.file_name(image_id)
-        pixels = photo_like(rng, width, height, noise)
-        (coco.images_dir / name).write_bytes(jpeg_bytes(pixels, quality))
+        if write_images and (distinct_images is None or k < distinct_images):
+            pixels = photo_like(rng, width, height, noise)
+            (coco.images_dir / name).write_bytes(jpeg_bytes(pixels, quality))
+        elif write_images:
+            twin = coco.images_dir / coco.file_name(coco.image_ids[k % distinct_images])
+            os.link(twin, coco.images_dir / name)
         images.append(
             {
                 "license": COCO_LICENSES[k % len(COCO_LICENSES)][0],
@@ -128,16 +143,20 @@ def write_synthetic_coco(
                 "id": image_id,
             }
         )
-        for j in range(2):
-            subject = SUBJECTS[(k + j) % len(SUBJECTS)]
-            action = ACTIONS[(k * 3 + j) % len(ACTIONS)]
-            place = PLACES[(k * 5 + j) % len(PLACES)]
+        for j in range(captions_per_image):
+            if j < 2:
+                subject = SUBJECTS[(k + j) % len(SUBJECTS)]
+                action = ACTIONS[(k * 3 + j) % len(ACTIONS)]
+                place = PLACES[(k * 5 + j) % len(PLACES)]
+                text = f"A {subject} {action} {place}, photo {image_id} view {j + 1}."
+            else:
+                phrase = int(phrases[k, j % 8])
+                subject = SUBJECTS[phrase % len(SUBJECTS)]
+                action = ACTIONS[phrase // len(SUBJECTS) % len(ACTIONS)]
+                place = PLACES[phrase // (len(SUBJECTS) * len(ACTIONS))]
+                text = f"A {subject} {action} {place}."
             annotations.append(
-                {
-                    "image_id": image_id,
-                    "id": 2 * k + j + 1,
-                    "caption": f"A {subject} {action} {place}, photo {image_id} view {j + 1}.",
-                }
+                {"image_id": image_id, "id": captions_per_image * k + j + 1, "caption": text}
             )
     captions = {
         "info": {"description": "benchsmith benchmark source (synthetic)", "year": 2014},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import textwrap
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from benchsmith.commands._common import (
     dataset_kinds,
     parse_roots,
 )
+from benchsmith.core.workers import usable_cores
 
 DESCRIPTION = """\
 Prove where published rows came from. For every row selected (all rows by default; --config
@@ -56,9 +56,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
+        default=usable_cores(),
         metavar="N",
-        help="processes for bulk re-derivation, e.g. re-rendering every image (default: CPUs)",
+        help="processes for bulk re-derivation, e.g. re-rendering every image (default: usable cores)",
     )
     parser.set_defaults(handler=run_audit)
 

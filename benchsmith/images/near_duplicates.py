@@ -35,12 +35,12 @@ buckets that are not exact duplicates) remain correct but cost O(bucket^2) candi
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from benchsmith.core.workers import usable_cores
 from benchsmith.images.near_duplicate_layout import (
     BucketKey,
     ChunkLayout,
@@ -117,14 +117,6 @@ def as_hash_array(hashes: object) -> np.ndarray:
 
 
 # --- search over distinct hashes ----------------------------------------------------------
-
-
-def default_workers() -> int:
-    """Threads for the search: the cores this process may use (the kernels release the GIL)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _run_keys(keys: list[BucketKey], job, workers: int) -> list:
@@ -321,7 +313,7 @@ def find_near_duplicate_pairs(
     """
     values = as_hash_array(hashes)
     threshold = check_threshold(threshold)
-    workers = default_workers() if workers is None else max(1, int(workers))
+    workers = usable_cores() if workers is None else max(1, int(workers))
     if values.size * (values.size - 1) // 2 <= _BRUTE_FORCE_PAIRS and chunks_per_key is None:
         return all_pairs_baseline(values, threshold)
     groups = _Groups.of(values)
@@ -360,7 +352,7 @@ def find_cross_matches(
     """
     query_values, reference_values = as_hash_array(query), as_hash_array(reference)
     threshold = check_threshold(threshold)
-    workers = default_workers() if workers is None else max(1, int(workers))
+    workers = usable_cores() if workers is None else max(1, int(workers))
     if query_values.size == 0 or reference_values.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PairMatches(empty, empty, empty)

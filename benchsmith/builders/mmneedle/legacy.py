@@ -18,12 +18,7 @@ import numpy as np
 
 from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.config import Setting
-from benchsmith.builders.mmneedle.drafts import (
-    NeedleDraft,
-    SampleDraft,
-    is_positive_id,
-    slot_location,
-)
+from benchsmith.builders.mmneedle.drafts import ABSENT, PlannedSamples, is_positive_id
 from benchsmith.core.errors import PlanError
 
 
@@ -53,7 +48,7 @@ class _ExcludingView(Sequence):
 
 def legacy_samples(
     setting: Setting, pool: np.ndarray, cands: Candidates, n_samples: int, seed: int, stats: Counter
-) -> list[SampleDraft]:
+) -> PlannedSamples:
     stream = random.Random(seed)
     pool_size = len(pool)
     if setting.num_images == 1 and n_samples > pool_size:
@@ -65,29 +60,28 @@ def legacy_samples(
         raise PlanError(
             f"{setting.name}: a haystack of {setting.num_images} needs a pool of at least that many"
         )
-    drafts = []
+    shape = (n_samples, setting.num_needles)
+    haystacks = np.empty((n_samples, setting.num_images), dtype=np.int64)
+    candidate, caption, slots = (np.empty(shape, dtype=np.int64) for _ in range(3))
     for sample_id in range(n_samples):
         if setting.num_images == 1:
             haystack = [sample_id]
         else:
             haystack = stream.sample(range(pool_size), setting.num_images)
         flat = [image for index in haystack for image in pool[index].tolist()]
-        positive = is_positive_id(sample_id, n_samples)
-        needles: list[NeedleDraft] = []
-        if positive:
+        haystacks[sample_id] = haystack
+        if is_positive_id(sample_id, n_samples):
             drawn: set[int] = set()
-            for _ in range(setting.num_needles):
+            for k in range(setting.num_needles):
                 while True:
                     slot = stream.randint(0, setting.slots - 1)
                     if slot not in drawn or len(drawn) >= setting.slots:
                         drawn.add(slot)
                         break
                 image = flat[slot]
-                needles.append(
-                    NeedleDraft(
-                        image, len(cands.captions[image]) - 1, slot_location(slot, setting.grid)
-                    )
-                )
+                candidate[sample_id, k] = image
+                caption[sample_id, k] = len(cands.captions[image]) - 1
+                slots[sample_id, k] = slot
         else:
             view = _ExcludingView(len(cands), set(flat))
             if len(view) < setting.num_needles:
@@ -95,12 +89,13 @@ def legacy_samples(
                     f"{setting.name}: too few images outside the haystack for {setting.num_needles} negatives"
                 )
             chosen: set[int] = set()
-            for _ in range(setting.num_needles):
+            for k in range(setting.num_needles):
                 while True:
                     image = stream.choice(view)
                     if image not in chosen:
                         chosen.add(image)
                         break
-                needles.append(NeedleDraft(image, len(cands.captions[image]) - 1, None))
-        drafts.append(SampleDraft(sample_id, tuple(haystack), positive, tuple(needles)))
-    return drafts
+                candidate[sample_id, k] = image
+                caption[sample_id, k] = len(cands.captions[image]) - 1
+                slots[sample_id, k] = ABSENT
+    return PlannedSamples(haystacks, candidate, caption, slots)

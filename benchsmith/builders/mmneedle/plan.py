@@ -12,7 +12,9 @@ params give byte-identical tables. Layout::
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,13 @@ from benchsmith import __version__
 from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.canonical import canonical_samples
 from benchsmith.builders.mmneedle.config import PlanConfig, Setting
-from benchsmith.builders.mmneedle.drafts import SampleDraft, in_paper_eval_subset
+from benchsmith.builders.mmneedle.drafts import ABSENT, PlannedSamples, in_paper_eval_subset
 from benchsmith.builders.mmneedle.legacy import legacy_samples
 from benchsmith.builders.mmneedle.pools import build_pool, stitched_id
-from benchsmith.builders.mmneedle.prompt import build_prompt, gold_answer
+from benchsmith.builders.mmneedle.prompt import gold_answer_column, prompt_column
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.progress import progress
+from benchsmith.core.workers import usable_cores
 from benchsmith.sources.coco.reader import CocoCaptions, clean_caption
 
 CELL_STRUCT = pl.Struct(
@@ -66,108 +69,175 @@ class Plan:
     config: PlanConfig
     candidates: Candidates
     pools: dict[int, np.ndarray]
-    samples: dict[str, list[SampleDraft]]
+    samples: dict[str, PlannedSamples]
     stats: Counter = field(default_factory=Counter)
 
+    @cached_property
+    def caption_texts(self) -> pl.Series:
+        """Every candidate caption in the flat caption order, as shown to a model: as in the
+        file in legacy order (the original's text), whitespace-collapsed in canonical order."""
+        raw = (c.caption for caps in self.candidates.captions for c in caps)
+        if self.config.order == "legacy":
+            return pl.Series(list(raw), dtype=pl.String)
+        return pl.Series([clean_caption(text) for text in raw], dtype=pl.String)
 
-def plan_mmneedle(source: CocoCaptions, config: PlanConfig) -> Plan:
+
+def plan_mmneedle(source: CocoCaptions, config: PlanConfig, workers: int | None = None) -> Plan:
+    """Pools, then every config's samples; canonical configs run on ``workers`` threads.
+
+    The canonical sampler is compiled and releases the GIL, so configs plan side by side on
+    threads with nothing copied; each config draws from its own generators and keeps its own
+    counters, so the result does not depend on ``workers``. The legacy sampler is pure Python
+    (one ``random`` stream per config) and runs on one thread.
+    """
     cands = Candidates.from_captions(source, config.order)
     pools = {
         grid: build_pool(config.order, len(cands), grid, config.pool_size, config.seed)
         for grid in sorted(set(config.grids))
     }
     make = legacy_samples if config.order == "legacy" else canonical_samples
-    stats: Counter = Counter()
-    samples = {
-        setting.name: make(
-            setting, pools[setting.grid], cands, config.samples_per_config, config.seed, stats
+    workers = 1 if config.order == "legacy" else usable_cores() if workers is None else workers
+
+    def plan_config(setting: Setting) -> tuple[PlannedSamples, Counter]:
+        counts: Counter = Counter()
+        drafted = make(
+            setting, pools[setting.grid], cands, config.samples_per_config, config.seed, counts
         )
-        for setting in progress(config.settings(), desc="planning configs", unit="config")
-    }
+        return drafted, counts
+
+    settings = config.settings()
+    stats: Counter = Counter()
+    samples = {}
+    with ThreadPoolExecutor(max(1, workers)) as threads:
+        planned = threads.map(plan_config, settings)
+        for setting, (drafted, counts) in progress(
+            zip(settings, planned, strict=True),
+            total=len(settings),
+            desc="planning configs",
+            unit="config",
+        ):
+            samples[setting.name] = drafted
+            stats.update(counts)
     return Plan(config, cands, pools, samples, stats)
 
 
+def _lists(flat: pl.Series, width: int, dtype: pl.DataType) -> pl.Series:
+    """Consecutive runs of ``width`` values of ``flat`` as one list per row."""
+    return flat.reshape((len(flat) // width, width)).cast(pl.List(dtype))
+
+
+def _stitched_ids(grid: int, indices: np.ndarray) -> pl.Series:
+    names = pl.Series(
+        [stitched_id(grid, index) for index in range(int(indices.max(initial=-1)) + 1)]
+    )
+    return names.gather(indices.ravel())
+
+
+def pool_frame(plan: Plan, grid: int) -> pl.DataFrame:
+    """One row per stitched image: its id, grid, and cells (row-major) with their COCO image."""
+    pool = plan.pools[grid]
+    cells = grid * grid
+    flat = pool.ravel()
+    position = np.tile(np.arange(cells), len(pool))
+    cell = pl.DataFrame(
+        {
+            "row": position // grid + 1,
+            "col": position % grid + 1,
+            "coco_image_id": plan.candidates.image_ids[flat],
+            "file_name": pl.Series([image.file_name for image in plan.candidates.images]).gather(
+                flat
+            ),
+        }
+    ).to_struct("cells")
+    return pl.DataFrame(
+        {
+            "stitched_id": _stitched_ids(grid, np.arange(len(pool))),
+            "grid": np.full(len(pool), grid, dtype=np.int64),
+            "cells": _lists(cell, cells, CELL_STRUCT),
+        }
+    )
+
+
 def pool_rows(plan: Plan, grid: int) -> list[dict[str, Any]]:
-    images = plan.candidates.images
-    rows = []
-    for index, cells in enumerate(plan.pools[grid].tolist()):
-        rows.append(
-            {
-                "stitched_id": stitched_id(grid, index),
-                "grid": grid,
-                "cells": [
-                    {
-                        "row": k // grid + 1,
-                        "col": k % grid + 1,
-                        "coco_image_id": images[c].image_id,
-                        "file_name": images[c].file_name,
-                    }
-                    for k, c in enumerate(cells)
-                ],
-            }
-        )
-    return rows
+    return pool_frame(plan, grid).to_dicts()
 
 
-def qa_flags(draft: SampleDraft, pool: np.ndarray) -> tuple[bool, int]:
-    """(haystack holds some COCO image twice, number of needles whose image fills >1 slot)."""
-    flat = [image for index in draft.haystack for image in pool[index].tolist()]
-    counts = Counter(flat)
-    ambiguous = sum(1 for n in draft.needles if n.location is not None and counts[n.candidate] > 1)
-    return len(counts) < len(flat), ambiguous
+def qa_flags(samples: PlannedSamples, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: (haystack holds some COCO image twice, number of needles whose image fills
+    more than one slot)."""
+    flat = pool[samples.haystack].reshape(len(samples), -1)
+    ordered = np.sort(flat, axis=1)
+    duplicate = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    fills = (flat[:, None, :] == samples.candidate[:, :, None]).sum(axis=2)
+    ambiguous = ((samples.slot != ABSENT) & (fills > 1)).sum(axis=1)
+    return duplicate, ambiguous.astype(np.int64)
+
+
+def _needle_locations(slot: np.ndarray, grid: int) -> pl.DataFrame:
+    """1-based image_index, row, col of each needle's flat slot; null for an absent needle."""
+    cells = grid * grid
+    present = pl.col("slot") != ABSENT
+    return pl.DataFrame({"slot": slot}).select(
+        pl.when(present).then(pl.col("slot") // cells + 1).alias("image_index"),
+        pl.when(present).then(pl.col("slot") % cells // grid + 1).alias("row"),
+        pl.when(present).then(pl.col("slot") % grid + 1).alias("col"),
+    )
+
+
+def sample_frame(plan: Plan, setting: Setting) -> pl.DataFrame:
+    """One row per sample of ``setting``, with its needles, gold answer, prompt and QA flags."""
+    cands = plan.candidates
+    samples = plan.samples[setting.name]
+    n, k = samples.candidate.shape
+    flat = cands.flat_caption_index(samples.candidate.ravel(), samples.caption.ravel())
+    texts = plan.caption_texts.gather(flat)
+    locations = _needle_locations(samples.slot.ravel(), setting.grid)
+    needle = pl.DataFrame(
+        {
+            "caption": texts,
+            "caption_id": cands.caption_ids[flat],
+            "coco_image_id": cands.image_ids[samples.candidate.ravel()],
+            **locations.to_dict(),
+        },
+        schema=dict(NEEDLE_STRUCT.to_schema()),
+    ).to_struct("needles")
+    duplicate, ambiguous = qa_flags(samples, plan.pools[setting.grid])
+    ids = np.arange(n, dtype=np.int64)
+    return pl.DataFrame(
+        {
+            "sample_id": ids,
+            "num_images": np.full(n, setting.num_images, dtype=np.int64),
+            "grid": np.full(n, setting.grid, dtype=np.int64),
+            "num_needles": np.full(n, setting.num_needles, dtype=np.int64),
+            "haystack": _lists(
+                _stitched_ids(setting.grid, samples.haystack), setting.num_images, pl.String
+            ),
+            "is_positive": samples.is_positive,
+            "needles": _lists(needle, k, NEEDLE_STRUCT),
+            "gold_answer": gold_answer_column(locations, k),
+            "prompt": prompt_column(setting.num_images, setting.grid, texts, k),
+            "paper_eval_subset": in_paper_eval_subset(ids, n, setting.num_needles),
+            "haystack_has_duplicate_image": duplicate,
+            "ambiguous_needles": ambiguous,
+        },
+        schema=SAMPLE_SCHEMA,
+    )
 
 
 def sample_rows(plan: Plan, setting: Setting) -> list[dict[str, Any]]:
-    cands = plan.candidates
-    pool = plan.pools[setting.grid]
-    legacy = plan.config.order == "legacy"
-    rows = []
-    for draft in plan.samples[setting.name]:
-        needles = []
-        for needle in draft.needles:
-            caption = cands.captions[needle.candidate][needle.caption_index]
-            loc = needle.location
-            needles.append(
-                {
-                    "caption": caption.caption if legacy else clean_caption(caption.caption),
-                    "caption_id": caption.annotation_id,
-                    "coco_image_id": cands.images[needle.candidate].image_id,
-                    "image_index": loc[0] if loc else None,
-                    "row": loc[1] if loc else None,
-                    "col": loc[2] if loc else None,
-                }
-            )
-        duplicate, ambiguous = qa_flags(draft, pool)
-        rows.append(
-            {
-                "sample_id": draft.sample_id,
-                "num_images": setting.num_images,
-                "grid": setting.grid,
-                "num_needles": setting.num_needles,
-                "haystack": [stitched_id(setting.grid, index) for index in draft.haystack],
-                "is_positive": draft.is_positive,
-                "needles": needles,
-                "gold_answer": gold_answer([n.location for n in draft.needles]),
-                "prompt": build_prompt(
-                    setting.num_images, setting.grid, [n["caption"] for n in needles]
-                ),
-                "paper_eval_subset": in_paper_eval_subset(
-                    draft.sample_id, plan.config.samples_per_config, setting.num_needles
-                ),
-                "haystack_has_duplicate_image": duplicate,
-                "ambiguous_needles": ambiguous,
-            }
-        )
-    return rows
+    return sample_frame(plan, setting).to_dicts()
 
 
 def used_image_rows(plan: Plan, source: CocoCaptions) -> list[dict[str, Any]]:
-    used: set[int] = set()
-    for pool in plan.pools.values():
-        used.update(np.unique(pool).tolist())
-    for drafts in plan.samples.values():
-        used.update(n.candidate for d in drafts for n in d.needles)
-    images = sorted((plan.candidates.images[i] for i in used), key=lambda image: image.image_id)
+    used = np.unique(
+        np.concatenate(
+            [pool.ravel() for pool in plan.pools.values()]
+            + [samples.candidate.ravel() for samples in plan.samples.values()]
+        )
+    )
+    images = sorted(
+        (plan.candidates.images[i] for i in used.tolist()), key=lambda image: image.image_id
+    )
     return [
         {
             "coco_image_id": image.image_id,
@@ -181,40 +251,59 @@ def used_image_rows(plan: Plan, source: CocoCaptions) -> list[dict[str, Any]]:
     ]
 
 
-def qa_report(rows: list[dict[str, Any]]) -> dict[str, int]:
-    positives = [r for r in rows if r["is_positive"]]
+def qa_report(frame: pl.DataFrame) -> dict[str, int]:
+    positives = frame.filter(pl.col("is_positive"))
+    locations = positives.select(
+        pl.col("needles").list.len().alias("needles"),
+        pl.col("needles")
+        .list.eval(pl.struct(pl.element().struct.field("image_index", "row", "col")))
+        .list.n_unique()
+        .alias("distinct"),
+    )
     return {
-        "samples": len(rows),
-        "haystacks_with_duplicate_image": sum(r["haystack_has_duplicate_image"] for r in rows),
-        "ambiguous_gold_answers": sum(1 for r in positives if r["ambiguous_needles"] > 0),
-        "repeated_needle_slots": sum(
-            1
-            for r in positives
-            if len({(n["image_index"], n["row"], n["col"]) for n in r["needles"]})
-            < len(r["needles"])
-        ),
+        "samples": frame.height,
+        "haystacks_with_duplicate_image": int(frame["haystack_has_duplicate_image"].sum()),
+        "ambiguous_gold_answers": int((positives["ambiguous_needles"] > 0).sum()),
+        "repeated_needle_slots": int((locations["distinct"] < locations["needles"]).sum()),
     }
 
 
 def write_plan(
-    plan: Plan, source: CocoCaptions, out_dir: str | Path, images_dir: str | Path | None
+    plan: Plan,
+    source: CocoCaptions,
+    out_dir: str | Path,
+    images_dir: str | Path | None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
-    """Write the plan tables atomically (the whole folder appears at once); returns plan_info."""
+    """Write the plan tables atomically (the whole folder appears at once); returns plan_info.
+
+    Config tables are built and written on ``workers`` threads (their column work and parquet
+    encoding release the GIL); each file's bytes do not depend on which thread wrote it.
+    """
     report: dict[str, dict[str, int]] = {}
+    settings = plan.config.settings()
+    _ = plan.caption_texts  # built once, before the threads share it
+
+    def write_samples(setting: Setting, staging: Path) -> dict[str, int]:
+        frame = sample_frame(plan, setting)
+        frame.write_parquet(staging / "samples" / f"{setting.name}.parquet")
+        return qa_report(frame)
+
     inputs = [source.path, *([images_dir] if images_dir is not None else [])]
     with atomic_directory(out_dir, inputs=inputs) as staging:
         (staging / "pools").mkdir()
         (staging / "samples").mkdir()
         for grid in plan.pools:
-            pl.DataFrame(pool_rows(plan, grid), schema=POOL_SCHEMA).write_parquet(
-                staging / "pools" / f"n{grid}.parquet"
-            )
-        for setting in plan.config.settings():
-            rows = sample_rows(plan, setting)
-            report[setting.name] = qa_report(rows)
-            pl.DataFrame(rows, schema=SAMPLE_SCHEMA).write_parquet(
-                staging / "samples" / f"{setting.name}.parquet"
-            )
+            pool_frame(plan, grid).write_parquet(staging / "pools" / f"n{grid}.parquet")
+        with ThreadPoolExecutor(max(1, workers or usable_cores())) as threads:
+            written = threads.map(lambda setting: write_samples(setting, staging), settings)
+            for setting, config_report in progress(
+                zip(settings, written, strict=True),
+                total=len(settings),
+                desc="writing configs",
+                unit="config",
+            ):
+                report[setting.name] = config_report
         pl.DataFrame(used_image_rows(plan, source)).write_parquet(staging / "images.parquet")
         info = {
             "family": "mmneedle",

@@ -1,0 +1,253 @@
+"""The whole MMNeedle build at full scale, step by step, against the decode + encode floor.
+
+Why: the paper's benchmark is 4 pools of 10,000 stitched images (1x1 to 8x8 cells of 256 px, so
+up to 2048 px) over the 40,504 COCO val images, and 21 configs of 10,000 samples. Each step has
+its own benchmark; this one runs them together, as ``dvc repro`` would, to show the wall time
+and memory of a real build on this machine:
+
+* **ours**: ``benchsmith build mmneedle plan``, ``render`` and ``benchsmith publish mmneedle``,
+  each a fresh process, with the wall time and the peak RSS of its whole process tree (the
+  command plus its forkserver and workers: PSS and anonymous memory of every process in the
+  tree, summed, sampled every 0.2 s). Target: the three steps under 15 minutes on 2 cores.
+* **floor**: the work no render can avoid: decode every source image once and encode every
+  stitched image once. Measured per unit on one core (``--floor-sample`` sources and outputs
+  per grid, decoded and encoded exactly as the render does) and multiplied out over the full
+  counts, divided by the cores. ``render / floor`` is the render's overhead at full scale.
+
+Source: ``synthetic_coco.write_synthetic_coco`` with 40,504 images and five captions each;
+photo-like 640x480 JPEGs (quality 90, ~165 KB), of which ``--distinct`` (default 2,000) are
+drawn and the rest hard-linked to them (drawing 40,504 takes ~15 min; decoding a link costs
+the same as decoding a file). Needs ~25 GB free disk for the render and the published
+dataset. Run ``python bench/mmneedle_full_build.py`` (~20 min on 2 cores; ``--scale 0.1``:
+pools and samples of 1,000, ~3 min). Results go to ``bench/results/mmneedle_full_build.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from synthetic_coco import machine_info, mark, print_table, write_result, write_synthetic_coco
+
+NAME = "mmneedle_full_build"
+TARGET_S = 15 * 60
+GRIDS = (1, 2, 4, 8)
+CELL = 256
+QUALITY = 75
+
+
+def _tree_memory(root: int) -> tuple[int, int]:
+    """(PSS, anonymous RSS) in bytes summed over ``root`` and its descendants (Linux /proc).
+
+    Not VmRSS: the render's workers map the same cell-cache file, and VmRSS counts its pages
+    once per process (a 1,000-sample run summed to 16 GiB on a 24 GiB machine). PSS splits
+    shared pages between the processes that map them; anonymous RSS is the private memory
+    that cannot be dropped like page cache.
+    """
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    pss = anon = 0
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            key, _, value = line.partition(":")
+            if key in ("Pss", "Anonymous"):
+                kib = int(value.split()[0]) * 1024
+                pss, anon = (pss + kib, anon) if key == "Pss" else (pss, anon + kib)
+    return pss, anon
+
+
+def run_step(name: str, command: list[str], env: dict[str, str]) -> dict:
+    """Run one CLI step; wall time and the peak memory of its process tree."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak = [0, 0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            pss, anon = _tree_memory(process.pid)
+            peak[0], peak[1] = max(peak[0], pss), max(peak[1], anon)
+            done.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = process.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if process.returncode:
+        raise SystemExit(f"{name} failed:\n{err.decode()[-3000:]}")
+    print(
+        f"  {name}: {wall:.1f} s, peak tree PSS {peak[0] / 2**20:.0f} MiB "
+        f"(anonymous {peak[1] / 2**20:.0f} MiB)",
+        flush=True,
+    )
+    return {
+        "wall_s": wall,
+        "peak_tree_pss_mib": peak[0] / 2**20,
+        "peak_tree_anon_mib": peak[1] / 2**20,
+        "command": command[3:],
+    }
+
+
+def floor_costs(images_dir: Path, names: list[str], sample: int) -> dict[str, float]:
+    """One-core ms per decode (full size, as the bare render) and per encode, per grid."""
+    import numpy as np
+    from PIL import Image
+
+    from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell
+
+    decode = []
+    for name in names[:sample]:
+        start = time.perf_counter()
+        with Image.open(images_dir / name) as image:
+            image.load()
+        decode.append(time.perf_counter() - start)
+    cells = [load_cell(images_dir / name, CELL)[0] for name in names[:64]]
+    costs = {"decode_ms": statistics.median(decode) * 1e3}
+    rng = np.random.default_rng(0)
+    for grid in GRIDS:
+        side = grid * CELL
+        encode = []
+        for _ in range(max(4, sample // grid)):
+            canvas = np.zeros((side, side, 3), dtype=np.uint8)
+            for k, pick in enumerate(rng.integers(0, len(cells), size=grid * grid)):
+                row, col = divmod(k, grid)
+                canvas[row * CELL : (row + 1) * CELL, col * CELL : (col + 1) * CELL] = cells[pick]
+            image = Image.fromarray(canvas, "RGB")
+            start = time.perf_counter()
+            encode_jpeg(image, QUALITY)
+            encode.append(time.perf_counter() - start)
+        costs[f"encode_n{grid}_ms"] = statistics.median(encode) * 1e3
+    return costs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=40_504, help="COCO images in the source")
+    parser.add_argument("--distinct", type=int, default=2_000, help="distinct photos drawn")
+    parser.add_argument("--scale", type=float, default=1.0, help="pools and samples x this")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--floor-sample", type=int, default=200, help="units timed per floor cost")
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    args = parser.parse_args(argv)
+    size = max(1, round(10_000 * args.scale))
+    env = {**os.environ, "BENCHSMITH_PROGRESS": "0"}
+    cli = [sys.executable, "-m", "benchsmith"]
+    with tempfile.TemporaryDirectory(prefix="bench-full-build-", dir=args.work) as scratch:
+        root = Path(scratch)
+        start = time.perf_counter()
+        coco = write_synthetic_coco(
+            root / "coco", args.images, captions_per_image=5, distinct_images=args.distinct
+        )
+        print(
+            f"source: {args.images:,} images ({args.distinct:,} distinct) in "
+            f"{time.perf_counter() - start:.0f} s; pools and samples of {size:,}; "
+            f"{args.workers} workers",
+            flush=True,
+        )
+        plan, render, published = root / "plan", root / "render", root / "published"
+        steps = {
+            "plan": run_step(
+                "plan",
+                [*cli, "build", "mmneedle", "plan", "--captions", str(coco.captions_path),
+                 "--images", str(coco.images_dir), "--pool-size", str(size),
+                 "--samples", str(size), "--out", str(plan)],
+                env,
+            ),
+            "render": run_step(
+                "render",
+                [*cli, "build", "mmneedle", "render", "--plan", str(plan), "--images",
+                 str(coco.images_dir), "--workers", str(args.workers), "--out", str(render)],
+                env,
+            ),
+            "publish": run_step(
+                "publish",
+                [*cli, "publish", "mmneedle", "--plan", str(plan), "--render", str(render),
+                 "--out", str(published), "--version", "1.0.0"],
+                env,
+            ),
+        }  # fmt: skip
+        published_bytes = sum(p.stat().st_size for p in published.rglob("*") if p.is_file())
+        render_bytes = sum(p.stat().st_size for p in render.rglob("*") if p.is_file())
+        import polars as pl
+
+        sources = pl.read_parquet(render / "source_files.parquet")["file_name"].to_list()
+        costs = floor_costs(coco.images_dir, sources, args.floor_sample)
+    n_sources = len(sources)
+    floor_cpu_s = (
+        n_sources * costs["decode_ms"] + sum(size * costs[f"encode_n{g}_ms"] for g in GRIDS)
+    ) / 1e3
+    floor_s = floor_cpu_s / max(1, min(args.workers, os.cpu_count() or 1))
+    total = sum(step["wall_s"] for step in steps.values())
+    result = {
+        "images": args.images,
+        "distinct_images": args.distinct,
+        "pool_size": size,
+        "samples_per_config": size,
+        "workers": args.workers,
+        "steps": steps,
+        "total_s": total,
+        "peak_tree_pss_mib": max(step["peak_tree_pss_mib"] for step in steps.values()),
+        "peak_tree_anon_mib": max(step["peak_tree_anon_mib"] for step in steps.values()),
+        "render_bytes": render_bytes,
+        "published_bytes": published_bytes,
+        "source_images_rendered": n_sources,
+        "floor_costs_ms": costs,
+        "floor_render_s": floor_s,
+        "render_over_floor": steps["render"]["wall_s"] / floor_s,
+        "target_s": TARGET_S,
+        "machine": machine_info(),
+    }
+    rows = [
+        [
+            name,
+            f"{s['wall_s']:.1f}",
+            f"{s['peak_tree_pss_mib']:.0f}",
+            f"{s['peak_tree_anon_mib']:.0f}",
+        ]
+        for name, s in steps.items()
+    ]
+    rows.append(
+        [
+            "total",
+            f"{total:.1f}",
+            f"{result['peak_tree_pss_mib']:.0f}",
+            f"{result['peak_tree_anon_mib']:.0f}",
+        ]
+    )
+    rows.append([f"floor (decode {n_sources:,} + encode {4 * size:,})", f"{floor_s:.1f}", "", ""])
+    print_table(["step", "seconds", "peak tree PSS MiB", "anonymous MiB"], rows)
+    full = size == 10_000 and args.images == 40_504
+    print(
+        f"render / floor {result['render_over_floor']:.2f}x; render {render_bytes / 2**30:.1f} "
+        f"GiB, published {published_bytes / 2**30:.1f} GiB; under 15 min: "
+        f"{mark(total < TARGET_S) if full else 'n/a (not full scale)'}"
+    )
+    print(f"wrote {write_result(NAME if full else NAME + '_scaled', result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
