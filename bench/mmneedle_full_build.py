@@ -18,8 +18,8 @@ Source: ``synthetic_coco.write_synthetic_coco`` with 40,504 images and five capt
 photo-like 640x480 JPEGs (quality 90, ~165 KB), of which ``--distinct`` (default 2,000) are
 drawn and the rest hard-linked to them (drawing 40,504 takes ~15 min; decoding a link costs
 the same as decoding a file). Needs ~25 GB free disk for the render and the published
-dataset. Run ``python bench/mmneedle_full_build.py`` (~20 min on 2 cores; ``--scale 0.1``:
-pools and samples of 1,000, ~3 min). Results go to ``bench/results/mmneedle_full_build.json``.
+dataset. Run ``python bench/mmneedle_full_build.py`` (~13 min on 2 cores; ``--scale 0.1``:
+pools and samples of 1,000, ~5 min: every source is still decoded). Results go to ``bench/results/mmneedle_full_build.json``.
 """
 
 from __future__ import annotations
