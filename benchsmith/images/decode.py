@@ -5,10 +5,14 @@ carries an end marker decodes to a half-grey picture without a word, and an imag
 claims a huge size only triggers a warning (or, past twice the limit, a bare
 ``DecompressionBombError``). Here:
 
-- a JPEG is first decoded strictly by libjpeg-turbo through ``simplejpeg`` at 1/8 scale (every
-  entropy-coded block is read, the inverse DCTs are tiny), which raises on "premature end of
-  data segment" and other recoverable corruption; its pixels are then decoded by Pillow, as
-  before, so outputs do not change;
+- a JPEG is decoded strictly by libjpeg-turbo through ``simplejpeg``, which raises on
+  "premature end of data segment" and other recoverable corruption. A YCbCr or greyscale JPEG
+  (what cameras and COCO write) is decoded once, by simplejpeg, to RGB: the same library with
+  the same settings as Pillow's decoder (integer IDCT, smooth chroma upsampling), so the pixels
+  are Pillow's to the byte (``tests/images/test_decode.py`` compares them over subsamplings,
+  progressive, restart markers, odd sizes) in about half the time of checking and then decoding
+  with Pillow. Other JPEGs (CMYK, YCCK) are checked at 1/8 scale (every entropy-coded block is
+  still read) and decoded by Pillow, whose CMYK conversion simplejpeg does not have;
 - an image larger than :func:`benchsmith.core.limits.max_pixels` (``images.max_pixels`` in
   params.yaml) is refused before it is decoded;
 - every other failure (unknown format, truncated file) is an error too.
@@ -36,14 +40,23 @@ def _clean(text: str) -> str:
     return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
 
 
-def _check_jpeg(data: bytes, name: str | Path | None) -> None:
+#: JPEG colour spaces simplejpeg decodes to RGB exactly as Pillow does
+_DIRECT_COLORSPACES = ("YCbCr", "Gray")
+
+
+def _strict_jpeg(data: bytes, name: str | Path | None) -> Image.Image | None:
+    """The RGB image when simplejpeg can decode it as Pillow would; None after only checking
+    it (other colour spaces, left to Pillow). Corruption raises a SourceError either way."""
     import simplejpeg  # libjpeg-turbo's strict mode (Pillow does not report its warnings)
 
     try:
+        if simplejpeg.decode_jpeg_header(data)[2] in _DIRECT_COLORSPACES:
+            return Image.fromarray(simplejpeg.decode_jpeg(data, "RGB", strict=True))
         simplejpeg.decode_jpeg(data, strict=True, min_height=1, min_width=1)
     except ValueError as exc:
         detail = _clean(str(exc))
         raise SourceError(f"corrupt JPEG data ({detail})", path=name, fix=CORRUPT_FIX) from None
+    return None
 
 
 def decode_rgb(
@@ -65,8 +78,8 @@ def decode_rgb(
                         fix="if the image is genuine, raise images.max_pixels in params.yaml; "
                         "otherwise its header is corrupt: fetch the file again",
                     )
-                if image.format == "JPEG":
-                    _check_jpeg(data, name)
+                if image.format == "JPEG" and (decoded := _strict_jpeg(data, name)) is not None:
+                    return decoded
                 image.load()
                 return image.convert("RGB") if image.mode != "RGB" else image.copy()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:

@@ -35,11 +35,43 @@ def _default_limit():
     set_max_pixels(DEFAULT_MAX_PIXELS)
 
 
-def test_a_good_jpeg_decodes_to_the_same_pixels_as_pillow():
-    data = jpeg()
+def _variant(mode: str, size: tuple[int, int], **options) -> bytes:
+    """A smooth photo-like picture (gradients + grain) saved as JPEG with ``options``."""
+    width, height = size
+    rng = np.random.default_rng(width * height)
+    ramp = np.linspace(0, 255, width, dtype=np.float32)[None, :, None]
+    pixels = ramp + rng.normal(0, 20, (height, width, 3)) + [[[0, 60, -40]]]
+    image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).convert(mode)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", **options)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("mode", "size", "options"),
+    [
+        ("RGB", (200, 150), {"quality": 90}),  # 4:2:0, what cameras and COCO write
+        ("RGB", (641, 479), {"quality": 75}),  # odd sizes: partial MCUs on both edges
+        ("RGB", (320, 240), {"subsampling": 0}),  # 4:4:4
+        ("RGB", (320, 240), {"subsampling": 1}),  # 4:2:2
+        ("RGB", (333, 222), {"progressive": True}),
+        ("RGB", (320, 240), {"restart_marker_blocks": 4}),
+        ("L", (199, 101), {}),  # greyscale
+        ("CMYK", (160, 120), {}),  # decoded by Pillow (simplejpeg has no CMYK -> RGB)
+    ],
+)
+def test_a_good_jpeg_decodes_to_the_same_pixels_as_pillow(mode, size, options):
+    data = _variant(mode, size, **options)
     with Image.open(io.BytesIO(data)) as image:
         expected = np.asarray(image.convert("RGB"))
-    assert np.array_equal(np.asarray(decode_rgb(data, "good.jpg")), expected)
+    decoded = decode_rgb(data, "good.jpg")
+    assert decoded.mode == "RGB" and np.array_equal(np.asarray(decoded), expected)
+
+
+def test_a_truncated_cmyk_jpeg_is_still_caught():
+    data = _variant("CMYK", (160, 120))
+    with pytest.raises(SourceError, match="corrupt JPEG data"):
+        decode_rgb(data[: len(data) // 2] + b"\xff\xd9", "cmyk.jpg")
 
 
 def test_data_ending_early_with_an_end_marker_is_an_error_not_a_grey_image():
