@@ -51,12 +51,22 @@ def report(results: list[dict[str, Any]]) -> None:
 
     print("\nin-process costs (ms, one core)")
     print_table(
-        ["grid", "decode/src", "resize/src", "resize gap=1", "paste/out", "encode/out", "sha/out"],
+        [
+            "grid",
+            "decode/src",
+            "resize/src",
+            "resize Pillow",
+            "resize gap=1",
+            "paste/out",
+            "encode/out",
+            "sha/out",
+        ],
         [
             [
                 f"{r['grid']}x{r['grid']}",
                 f"{r['costs_ms']['decode_ms_per_source']:.2f}",
                 f"{r['costs_ms']['resize_bicubic_ms_per_source']:.2f}",
+                f"{r['costs_ms'].get('resize_pillow_ms_per_source', float('nan')):.2f}",
                 f"{r['costs_ms']['resize_gap1_ms_per_source']:.2f}",
                 f"{r['costs_ms']['paste_ms_per_output']:.2f}",
                 f"{r['costs_ms']['encode_ms_per_output']:.2f}",

@@ -28,6 +28,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from benchsmith.core.errors import SourceError
@@ -44,14 +45,15 @@ def _clean(text: str) -> str:
 _DIRECT_COLORSPACES = ("YCbCr", "Gray")
 
 
-def _strict_jpeg(data: bytes, name: str | Path | None) -> Image.Image | None:
-    """The RGB image when simplejpeg can decode it as Pillow would; None after only checking
-    it (other colour spaces, left to Pillow). Corruption raises a SourceError either way."""
+def _strict_jpeg(data: bytes, name: str | Path | None, mode: str) -> np.ndarray | None:
+    """The pixels (``mode`` "RGB" or "RGBX") when simplejpeg can decode the JPEG as Pillow
+    would; None after only checking it (other colour spaces, left to Pillow). Corruption raises
+    a SourceError either way."""
     import simplejpeg  # libjpeg-turbo's strict mode (Pillow does not report its warnings)
 
     try:
         if simplejpeg.decode_jpeg_header(data)[2] in _DIRECT_COLORSPACES:
-            return Image.fromarray(simplejpeg.decode_jpeg(data, "RGB", strict=True))
+            return simplejpeg.decode_jpeg(data, mode, strict=True)
         simplejpeg.decode_jpeg(data, strict=True, min_height=1, min_width=1)
     except ValueError as exc:
         detail = _clean(str(exc))
@@ -63,6 +65,25 @@ def decode_rgb(
     data: bytes, name: str | Path | None = None, *, fix: str = CORRUPT_FIX
 ) -> Image.Image:
     """The image fully decoded to RGB, or a :class:`SourceError` naming ``name``."""
+    decoded = _decode(data, name, fix, "RGB")
+    return Image.fromarray(decoded) if isinstance(decoded, np.ndarray) else decoded
+
+
+def decode_rgbx(
+    data: bytes, name: str | Path | None = None, *, fix: str = CORRUPT_FIX
+) -> np.ndarray:
+    """The RGB pixels as an (h, w, 4) uint8 array (a fourth, unused byte per pixel, as Pillow
+    stores RGB), for :func:`benchsmith.images.resample.resize_rgbx`; same checks and errors as
+    :func:`decode_rgb`. JPEGs are decoded straight to this layout (no copy)."""
+    decoded = _decode(data, name, fix, "RGBX")
+    if isinstance(decoded, np.ndarray):
+        return decoded
+    return np.asarray(decoded.convert("RGBX"))
+
+
+def _decode(data: bytes, name: str | Path | None, fix: str, mode: str) -> Image.Image | np.ndarray:
+    """A JPEG simplejpeg decodes as Pillow would, as an array in ``mode``; anything else as an
+    RGB Pillow image."""
     limit = max_pixels()
     pillow_limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None  # checked here instead
     try:
@@ -78,8 +99,11 @@ def decode_rgb(
                         fix="if the image is genuine, raise images.max_pixels in params.yaml; "
                         "otherwise its header is corrupt: fetch the file again",
                     )
-                if image.format == "JPEG" and (decoded := _strict_jpeg(data, name)) is not None:
-                    return decoded
+                if (
+                    image.format == "JPEG"
+                    and (pixels := _strict_jpeg(data, name, mode)) is not None
+                ):
+                    return pixels
                 image.load()
                 return image.convert("RGB") if image.mode != "RGB" else image.copy()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:

@@ -12,7 +12,7 @@ from PIL import Image
 
 from benchsmith.core.errors import SourceError
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, configure, set_max_pixels
-from benchsmith.images.decode import decode_rgb
+from benchsmith.images.decode import decode_rgb, decode_rgbx
 
 
 def jpeg(width: int = 200, height: int = 150) -> bytes:
@@ -66,6 +66,18 @@ def test_a_good_jpeg_decodes_to_the_same_pixels_as_pillow(mode, size, options):
         expected = np.asarray(image.convert("RGB"))
     decoded = decode_rgb(data, "good.jpg")
     assert decoded.mode == "RGB" and np.array_equal(np.asarray(decoded), expected)
+    rgbx = decode_rgbx(data, "good.jpg")  # the resize path's layout: the same pixels
+    assert rgbx.shape == (*expected.shape[:2], 4) and np.array_equal(rgbx[..., :3], expected)
+
+
+def test_rgbx_decoding_of_other_formats_and_damage():
+    pixels = np.random.default_rng(3).integers(0, 256, (21, 34, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "PNG")
+    assert np.array_equal(decode_rgbx(buffer.getvalue(), "x.png")[..., :3], pixels)
+    with pytest.raises(SourceError, match="corrupt JPEG data") as info:
+        decode_rgbx(jpeg()[:3000] + b"\xff\xd9", "cut.jpg")
+    assert "cut.jpg" in str(info.value)
 
 
 def test_a_truncated_cmyk_jpeg_is_still_caught():

@@ -2,9 +2,10 @@
 
 Over the full MMNeedle pools each COCO image fills about 20 cells; decoding and resizing it
 per cell (what the original does) costs more than everything else together. The cache is a
-memory-mapped ``uint8[n, cell, cell, 3]`` file filled by worker processes; stitching workers
-then read cells from the page cache. It lives on disk, so memory stays bounded whatever the
-number of source images.
+memory-mapped ``uint8[n, cell, cell, 4]`` file (RGBX: the layout Pillow keeps RGB in, so a
+pasted canvas is handed to the JPEG encoder without conversion) filled by worker processes;
+stitching workers then read cells from the page cache. It lives on disk, so memory stays
+bounded whatever the number of source images (4 bytes x 256 x 256 = 256 KiB per source).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class CellSpec:
 
 
 def cache_shape(n_sources: int, cell_size: int) -> tuple[int, int, int, int]:
-    return (max(n_sources, 1), cell_size, cell_size, 3)
+    return (max(n_sources, 1), cell_size, cell_size, 4)
 
 
 def build_cell_cache(

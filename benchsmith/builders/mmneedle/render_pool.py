@@ -15,7 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
+from benchsmith.builders.mmneedle.stitching import (
+    encode_jpeg,
+    load_cell_rgbx,
+    render_stitched_image,
+)
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 
@@ -47,7 +51,7 @@ class FillTask:
 def fill_cell(task: FillTask) -> str:
     set_max_pixels(task.max_pixels)
     cells = _cells(task.cache_path, task.shape, "r+")
-    cell, data = load_cell(task.source, task.shape[1], task.resample, task.reducing_gap)
+    cell, data = load_cell_rgbx(task.source, task.shape[1], task.resample, task.reducing_gap)
     cells[task.index] = cell
     return sha256_bytes(data)
 
@@ -66,21 +70,21 @@ class StitchTask:
 def stitch_cells(task: StitchTask) -> tuple[bytes, str]:
     """Encode one stitched JPEG from cached cells (row views, no copy) on a reused canvas."""
     cells = _cells(task.cache_path, task.shape, "r")
-    canvas = _canvas(task.grid * task.shape[1])
+    canvas = _canvas(task.grid * task.shape[1], task.shape[3])
     image = render_stitched_image([cells[i] for i in task.cells], task.grid, canvas)
     data = encode_jpeg(image, task.quality)
     return data, sha256_bytes(data)
 
 
-_canvases: dict[int, np.ndarray] = {}
+_canvases: dict[tuple[int, int], np.ndarray] = {}
 
 
-def _canvas(side: int) -> np.ndarray:
-    """A zeroed side x side RGB canvas owned by this process (reused: cells cover it fully)."""
-    if side not in _canvases:
+def _canvas(side: int, channels: int) -> np.ndarray:
+    """A zeroed side x side canvas owned by this process (reused: cells cover it fully)."""
+    if (side, channels) not in _canvases:
         _canvases.clear()
-        _canvases[side] = np.zeros((side, side, 3), dtype=np.uint8)
-    return _canvases[side]
+        _canvases[side, channels] = np.zeros((side, side, channels), dtype=np.uint8)
+    return _canvases[side, channels]
 
 
 _tuned = False
@@ -103,9 +107,10 @@ def _keep_freed_memory() -> None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """forkserver: safe with the threads polars/pyarrow start in the parent; preloads this module."""
+    """forkserver: safe with the threads polars/pyarrow start in the parent; preloads this
+    module and the compiled resize kernels (loaded once in the server, inherited by workers)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
+    context.set_forkserver_preload([__name__, "benchsmith.images.resample_kernel"])
     return context
 
 

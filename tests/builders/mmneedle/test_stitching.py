@@ -9,7 +9,12 @@ import pytest
 from PIL import Image
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache
-from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
+from benchsmith.builders.mmneedle.stitching import (
+    encode_jpeg,
+    load_cell,
+    load_cell_rgbx,
+    render_stitched_image,
+)
 from benchsmith.core.errors import SourceError
 
 
@@ -65,7 +70,24 @@ def test_cell_cache_holds_each_source_once_and_hashes_it(tmp_path):
 
     paths = [_jpeg(tmp_path / f"{k}.jpg", (k * 40, 100, 200 - k * 40)) for k in range(5)]
     cells, hashes = build_cell_cache(paths, tmp_path / "cache.u8", CellSpec(12))
-    assert cells.shape == (5, 12, 12, 3)
+    assert cells.shape == (5, 12, 12, 4)  # RGBX: see render_stitched_image
     for k, path in enumerate(paths):
-        assert np.array_equal(cells[k], load_cell(path, 12)[0])
+        assert np.array_equal(cells[k][..., :3], load_cell(path, 12)[0])
         assert hashes[k] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("gap", [None, 1.0])  # the resize reimplemented / Pillow's own
+def test_rgbx_cells_stitch_to_the_same_jpeg_bytes_as_rgb_cells(tmp_path, gap):
+    rng = np.random.default_rng(7)
+    paths = []
+    for k in range(4):
+        pixels = np.clip(rng.normal(120, 60, (90, 130, 3)), 0, 255).astype(np.uint8)
+        paths.append(tmp_path / f"{k}.jpg")
+        Image.fromarray(pixels).save(paths[-1], "JPEG", quality=90)
+    rgb = [load_cell(p, 48, reducing_gap=gap)[0] for p in paths]
+    rgbx = [load_cell_rgbx(p, 48, reducing_gap=gap)[0] for p in paths]
+    for three, four in zip(rgb, rgbx, strict=True):
+        assert four.shape == (48, 48, 4) and np.array_equal(four[..., :3], three)
+    image = render_stitched_image(rgbx, 2)
+    assert image.mode == "RGBX"
+    assert encode_jpeg(image, 75) == encode_jpeg(render_stitched_image(rgb, 2), 75)
