@@ -66,7 +66,7 @@ from synthetic_coco import machine_info, mean_ms, timed, usable_cpus, write_resu
 from benchsmith.builders.mmneedle.stitching import (
     decode_rgb,
     encode_jpeg,
-    load_cell,
+    load_cell_rgbx,
     render_stitched_image,
 )
 from benchsmith.images.decode import decode_rgbx
@@ -117,11 +117,12 @@ def breakdown(case: GridCase, samples: int = 24) -> dict[str, float]:
     datas = [(case.images_dir / n).read_bytes() for n in names]
     decoded = [decode_rgb(d, n) for d, n in zip(datas, names, strict=True)]
     decoded_rgbx = [decode_rgbx(d, n) for d, n in zip(datas, names, strict=True)]
-    cell = load_cell(case.images_dir / names[0], CELL)[0]
+    # as the render workers do: RGBX cells (the cache's layout) pasted on an RGBX canvas
+    cell = load_cell_rgbx(case.images_dir / names[0], CELL)[0]
     canvas = render_stitched_image([cell] * case.grid**2, case.grid)
     real = [
         render_stitched_image(
-            [load_cell(case.images_dir / n, CELL)[0] for *_, n in sorted(row)], case.grid
+            [load_cell_rgbx(case.images_dir / n, CELL)[0] for *_, n in sorted(row)], case.grid
         )
         for row in case.cells[:2]
     ]
@@ -135,8 +136,7 @@ def breakdown(case: GridCase, samples: int = 24) -> dict[str, float]:
         # what load_cell runs: strict decode to RGBX, then Pillow's bicubic reimplemented
         "decode_ms_per_source": mean_ms(lambda: decode_rgbx(pick(datas), "x"), 3 * samples),
         "resize_bicubic_ms_per_source": mean_ms(
-            lambda: np.ascontiguousarray(resize_rgbx(pick(decoded_rgbx), CELL, CELL)[..., :3]),
-            3 * samples,
+            lambda: resize_rgbx(pick(decoded_rgbx), CELL, CELL), 3 * samples
         ),
         # the same pixels through Pillow (Image in, array out), as before 2026-11-26
         "resize_pillow_ms_per_source": mean_ms(

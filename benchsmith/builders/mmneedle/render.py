@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,7 +29,14 @@ from PIL import features
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.builders.mmneedle.config import RenderConfig
-from benchsmith.builders.mmneedle.render_pool import RenderPool, StitchTask, stitch_cells
+from benchsmith.builders.mmneedle.render_pool import (
+    RenderPool,
+    SpillBatch,
+    Spilled,
+    StitchTask,
+    stitch_digest,
+    stitch_to_spill,
+)
 from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_file
@@ -81,33 +90,73 @@ def _hash_files(paths: list[Path]) -> list[str]:
     return hashes
 
 
-def _write_grid(out_path: Path, ids: list[str], tasks: list[StitchTask], pool: RenderPool) -> None:
+def _write_grid(
+    out_path: Path, ids: list[str], tasks: list[StitchTask], pool: RenderPool, spill_dir: Path
+) -> None:
+    """Stitch ``tasks`` into ``out_path``, one row group per batch of ``ROW_GROUP`` images.
+
+    Workers write each batch's JPEGs into their own file in ``spill_dir`` and send back only
+    offsets and digests; here each batch is read back with one ``pread`` (from the page cache)
+    and handed to Arrow as the data buffer of the image column, without a copy."""
     bar = progress_bar(
         total=len(tasks),
         desc=f"stitching {tasks[0].grid}x{tasks[0].grid}" if tasks else "stitching",
         unit="img",
     )
-    with (
-        atomic_path(out_path) as tmp,
-        pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
-    ):
-        batch: list[tuple[bytes, str]] = []
-        for done, result in enumerate(pool.imap(stitch_cells, tasks, chunksize=4), start=1):
-            batch.append(result)
-            bar.update(1)
-            if len(batch) == ROW_GROUP or done == len(tasks):
-                start = done - len(batch)
-                table = pa.table(
-                    {
-                        "stitched_id": ids[start:done],
-                        "image": [data for data, _ in batch],
-                        "sha256": [digest for _, digest in batch],
-                    },
-                    schema=STITCHED_SCHEMA,
-                )
+    spill_dir.mkdir(parents=True)
+    batches = [
+        SpillBatch(os.fspath(spill_dir), tuple(tasks[start : start + ROW_GROUP]))
+        for start in range(0, len(tasks), ROW_GROUP)
+    ]
+    files: dict[str, int] = {}
+    try:
+        with (
+            atomic_path(out_path) as tmp,
+            pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
+        ):
+            start = 0
+            for spilled in pool.imap(stitch_to_spill, batches, chunksize=1):
+                if spilled.file not in files:
+                    files[spilled.file] = os.open(spill_dir / spilled.file, os.O_RDONLY)
+                table = _spilled_table(spilled, files[spilled.file], spill_dir, ids, start)
                 writer.write_table(table)
-                batch = []
+                start += len(spilled.digests)
+                bar.update(len(spilled.digests))
+    finally:
+        for fd in files.values():
+            os.close(fd)
+        shutil.rmtree(spill_dir, ignore_errors=True)
     bar.close()
+
+
+def _spilled_table(
+    spilled: Spilled, fd: int, spill_dir: Path, ids: list[str], start: int
+) -> pa.Table:
+    """The rows of one spilled batch; the image column's data buffer is the bytes read."""
+    first, end = spilled.offsets[0], spilled.offsets[-1]
+    data = os.pread(fd, end - first, first)
+    if len(data) != end - first:
+        raise BenchsmithError(
+            f"render spill file is shorter than its worker reported ({len(data)} of "
+            f"{end - first} bytes)",
+            path=spill_dir / spilled.file,
+            fix="check the disk is not full, then run the render again",
+        )
+    offsets = np.asarray(spilled.offsets, dtype=np.int64) - first
+    images = pa.Array.from_buffers(
+        pa.binary(),
+        len(spilled.digests),
+        [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+    )
+    count = len(spilled.digests)
+    return pa.table(
+        {
+            "stitched_id": pa.array(ids[start : start + count], pa.string()),
+            "image": images,
+            "sha256": pa.array(list(spilled.digests), pa.string()),
+        },
+        schema=STITCHED_SCHEMA,
+    )
 
 
 def render_mmneedle(
@@ -170,7 +219,11 @@ def render_mmneedle(
                         for cells in frame["cells"].to_list()
                     ]
                     _write_grid(
-                        partial / f"n{grid}.parquet", frame["stitched_id"].to_list(), tasks, workers
+                        partial / f"n{grid}.parquet",
+                        frame["stitched_id"].to_list(),
+                        tasks,
+                        workers,
+                        partial / f"spill-n{grid}-{uuid.uuid4().hex[:8]}",
                     )
         finally:
             cache.unlink(missing_ok=True)
@@ -249,8 +302,8 @@ def stitched_digests(
                     for _, cells in stitched
                 ]
                 bar = progress_bar(total=len(tasks), desc=f"audit: re-rendering {grid}x{grid}")
-                results = workers.imap(stitch_cells, tasks, chunksize=4)
-                for (sid, _), (_, digest) in zip(stitched, results, strict=True):
+                results = workers.imap(stitch_digest, tasks, chunksize=4)
+                for (sid, _), digest in zip(stitched, results, strict=True):
                     digests[sid] = digest
                     bar.update(1)
                 bar.close()

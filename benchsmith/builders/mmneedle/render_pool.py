@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,13 +68,72 @@ class StitchTask:
     cells: tuple[int, ...]
 
 
-def stitch_cells(task: StitchTask) -> tuple[bytes, str]:
-    """Encode one stitched JPEG from cached cells (row views, no copy) on a reused canvas."""
+def stitch_image(task: StitchTask) -> bytes:
+    """One stitched JPEG from cached cells (row views, no copy) on a reused canvas."""
     cells = _cells(task.cache_path, task.shape, "r")
     canvas = _canvas(task.grid * task.shape[1], task.shape[3])
     image = render_stitched_image([cells[i] for i in task.cells], task.grid, canvas)
-    data = encode_jpeg(image, task.quality)
+    return encode_jpeg(image, task.quality)
+
+
+def stitch_cells(task: StitchTask) -> tuple[bytes, str]:
+    """One stitched JPEG and its sha256."""
+    data = stitch_image(task)
     return data, sha256_bytes(data)
+
+
+def stitch_digest(task: StitchTask) -> str:
+    """Only the sha256 of one stitched JPEG (the audit compares digests, not bytes)."""
+    return sha256_bytes(stitch_image(task))
+
+
+@dataclass(frozen=True)
+class SpillBatch:
+    """Stitch consecutive images into this worker's spill file in ``spill_dir``.
+
+    Why: the JPEG bytes (8 GB in a full build) then reach the parent's parquet writer through
+    the page cache (one ``pread`` per batch, wrapped by Arrow without a copy) instead of being
+    pickled through a pipe to a parent that competes with the workers for the cores."""
+
+    spill_dir: str
+    tasks: tuple[StitchTask, ...]
+
+
+@dataclass(frozen=True)
+class Spilled:
+    """Where a batch's JPEGs lie: ``file`` (a name in the spill folder), their byte
+    ``offsets`` (one more than images: the end) and sha256 digests; contiguous, in order."""
+
+    file: str
+    offsets: tuple[int, ...]
+    digests: tuple[str, ...]
+
+
+_spills: dict[str, Any] = {}
+
+
+def stitch_to_spill(batch: SpillBatch) -> Spilled:
+    handle = _spills.get(batch.spill_dir)
+    if handle is None:
+        close_spills()  # a new grid: the previous spill folder is finished
+        name = f"worker-{os.getpid()}.jpegs"
+        handle = open(os.path.join(batch.spill_dir, name), "ab", buffering=0)  # noqa: SIM115
+        _spills[batch.spill_dir] = handle
+    offsets, digests = [handle.tell()], []
+    for task in batch.tasks:
+        data = stitch_image(task)
+        written = handle.write(data)
+        if written != len(data):
+            raise OSError(f"short write to {handle.name}: {written} of {len(data)} bytes")
+        offsets.append(offsets[-1] + written)
+        digests.append(sha256_bytes(data))
+    return Spilled(os.path.basename(handle.name), tuple(offsets), tuple(digests))
+
+
+def close_spills() -> None:
+    for handle in _spills.values():
+        handle.close()
+    _spills.clear()
 
 
 _canvases: dict[tuple[int, int], np.ndarray] = {}
@@ -132,6 +192,7 @@ class RenderPool:
             self._pool.join()
         _maps.clear()
         _canvases.clear()
+        close_spills()
 
     def imap(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8

@@ -110,6 +110,7 @@ def test_bad_source_images_fail_clearly_and_keep_the_previous_render(built, smal
     assert str(victim) in str(err.value)
     assert {p.name: p.read_bytes() for p in (out / "stitched").iterdir()} == before
     assert not list((tmp_path / "render.partial").rglob("cells.u8"))  # no orphaned cell cache
+    assert not list((tmp_path / "render.partial").rglob("spill-*"))  # nor worker spill files
 
 
 @pytest.mark.parametrize("workers", [1, 2])
