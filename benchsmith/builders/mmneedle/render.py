@@ -46,6 +46,7 @@ STITCHED_SCHEMA = pa.schema(
     [("stitched_id", pa.string()), ("image", pa.binary()), ("sha256", pa.string())]
 )
 ROW_GROUP = 64
+SPILL_BATCH = 8  # images per worker task; divides ROW_GROUP
 
 
 def image_library_versions() -> dict[str, str | None]:
@@ -93,11 +94,12 @@ def _hash_files(paths: list[Path]) -> list[str]:
 def _write_grid(
     out_path: Path, ids: list[str], tasks: list[StitchTask], pool: RenderPool, spill_dir: Path
 ) -> None:
-    """Stitch ``tasks`` into ``out_path``, one row group per batch of ``ROW_GROUP`` images.
+    """Stitch ``tasks`` into ``out_path``, one row group per ``ROW_GROUP`` images.
 
-    Workers write each batch's JPEGs into their own file in ``spill_dir`` and send back only
-    offsets and digests; here each batch is read back with one ``pread`` (from the page cache)
-    and handed to Arrow as the data buffer of the image column, without a copy."""
+    Workers take batches of ``SPILL_BATCH`` images (small, so both stay busy to the end),
+    write the JPEGs into their own file in ``spill_dir`` and send back only offsets and
+    digests; here the batches of a row group are read back with one ``pread`` each (from the
+    page cache) into the image column's data buffer."""
     bar = progress_bar(
         total=len(tasks),
         desc=f"stitching {tasks[0].grid}x{tasks[0].grid}" if tasks else "stitching",
@@ -105,8 +107,8 @@ def _write_grid(
     )
     spill_dir.mkdir(parents=True)
     batches = [
-        SpillBatch(os.fspath(spill_dir), tuple(tasks[start : start + ROW_GROUP]))
-        for start in range(0, len(tasks), ROW_GROUP)
+        SpillBatch(os.fspath(spill_dir), tuple(tasks[start : start + SPILL_BATCH]))
+        for start in range(0, len(tasks), SPILL_BATCH)
     ]
     files: dict[str, int] = {}
     try:
@@ -114,14 +116,18 @@ def _write_grid(
             atomic_path(out_path) as tmp,
             pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
         ):
+            group: list[Spilled] = []
             start = 0
             for spilled in pool.imap(stitch_to_spill, batches, chunksize=1):
                 if spilled.file not in files:
                     files[spilled.file] = os.open(spill_dir / spilled.file, os.O_RDONLY)
-                table = _spilled_table(spilled, files[spilled.file], spill_dir, ids, start)
-                writer.write_table(table)
-                start += len(spilled.digests)
-                bar.update(len(spilled.digests))
+                group.append(spilled)
+                count = sum(len(s.digests) for s in group)
+                if count == ROW_GROUP or start + count == len(tasks):
+                    writer.write_table(_spilled_table(group, files, spill_dir, ids, start))
+                    start += count
+                    bar.update(count)
+                    group = []
     finally:
         for fd in files.values():
             os.close(fd)
@@ -130,30 +136,35 @@ def _write_grid(
 
 
 def _spilled_table(
-    spilled: Spilled, fd: int, spill_dir: Path, ids: list[str], start: int
+    group: list[Spilled], files: dict[str, int], spill_dir: Path, ids: list[str], start: int
 ) -> pa.Table:
-    """The rows of one spilled batch; the image column's data buffer is the bytes read."""
-    first, end = spilled.offsets[0], spilled.offsets[-1]
-    data = os.pread(fd, end - first, first)
-    if len(data) != end - first:
-        raise BenchsmithError(
-            f"render spill file is shorter than its worker reported ({len(data)} of "
-            f"{end - first} bytes)",
-            path=spill_dir / spilled.file,
-            fix="check the disk is not full, then run the render again",
-        )
-    offsets = np.asarray(spilled.offsets, dtype=np.int64) - first
+    """The rows of one row group from its spilled batches: each batch's bytes read with one
+    ``pread``, joined into the image column's data buffer (offsets rebased onto it)."""
+    chunks, offsets, base = [], [0], 0
+    for spilled in group:
+        first, end = spilled.offsets[0], spilled.offsets[-1]
+        data = os.pread(files[spilled.file], end - first, first)
+        if len(data) != end - first:
+            raise BenchsmithError(
+                f"render spill file is shorter than its worker reported ({len(data)} of "
+                f"{end - first} bytes)",
+                path=spill_dir / spilled.file,
+                fix="check the disk is not full, then run the render again",
+            )
+        chunks.append(data)
+        offsets.extend(base + o - first for o in spilled.offsets[1:])
+        base += end - first
+    count = len(offsets) - 1
     images = pa.Array.from_buffers(
         pa.binary(),
-        len(spilled.digests),
-        [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+        count,
+        [None, pa.py_buffer(np.asarray(offsets, dtype=np.int32)), pa.py_buffer(b"".join(chunks))],
     )
-    count = len(spilled.digests)
     return pa.table(
         {
             "stitched_id": pa.array(ids[start : start + count], pa.string()),
             "image": images,
-            "sha256": pa.array(list(spilled.digests), pa.string()),
+            "sha256": pa.array([d for s in group for d in s.digests], pa.string()),
         },
         schema=STITCHED_SCHEMA,
     )

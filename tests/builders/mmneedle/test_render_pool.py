@@ -64,16 +64,19 @@ def test_the_parent_table_wraps_the_spilled_bytes(cache, tmp_path):
     spill = tmp_path / "spill"
     spill.mkdir()
     tasks = _tasks(cache, 5)
-    stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[:2])))  # an earlier batch
-    spilled = stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[2:])))
-    fd = os.open(spill / spilled.file, os.O_RDONLY)
+    stitch_to_spill(SpillBatch(os.fspath(spill), (tasks[0],)))  # an earlier batch
+    group = [
+        stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[1:3]))),
+        stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[3:]))),
+    ]
+    fd = os.open(spill / group[0].file, os.O_RDONLY)
     try:
-        table = _spilled_table(spilled, fd, spill, [f"id{k}" for k in range(5)], 2)
+        table = _spilled_table(group, {group[0].file: fd}, spill, [f"id{k}" for k in range(5)], 1)
     finally:
         os.close(fd)
-    assert table.column("stitched_id").to_pylist() == ["id2", "id3", "id4"]
-    assert table.column("image").to_pylist() == [stitch_cells(t)[0] for t in tasks[2:]]
-    assert table.column("sha256").to_pylist() == list(spilled.digests)
+    assert table.column("stitched_id").to_pylist() == ["id1", "id2", "id3", "id4"]
+    assert table.column("image").to_pylist() == [stitch_cells(t)[0] for t in tasks[1:]]
+    assert table.column("sha256").to_pylist() == [*group[0].digests, *group[1].digests]
 
 
 def test_a_spill_file_shorter_than_reported_is_a_clear_error(tmp_path):
@@ -84,7 +87,7 @@ def test_a_spill_file_shorter_than_reported_is_a_clear_error(tmp_path):
     fd = os.open(spill / "worker-1.jpegs", os.O_RDONLY)
     try:
         with pytest.raises(BenchsmithError, match="shorter than its worker reported") as err:
-            _spilled_table(lying, fd, spill, ["x", "y"], 0)
+            _spilled_table([lying], {lying.file: fd}, spill, ["x", "y"], 0)
     finally:
         os.close(fd)
     assert "worker-1.jpegs" in str(err.value) and "disk" in str(err.value)
