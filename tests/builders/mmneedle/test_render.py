@@ -159,3 +159,34 @@ def test_an_interrupted_render_reuses_finished_grids(built, small_plan, tmp_path
         reference / "stitched" / "n4.parquet"
     ).read_bytes()
     assert not (tmp_path / "render.partial").exists()
+
+
+def test_string_columns_are_built_as_pyarrow_builds_them():
+    import pyarrow as pa
+
+    from benchsmith.builders.mmneedle.render import _string_array
+
+    for values in ([], ["n4-00000"], ["a", "", "ßü漢字", "x" * 300]):
+        assert _string_array(values).equals(pa.array(values, pa.string()))
+
+
+def test_a_render_process_never_imports_pandas(small_plan, tmp_path):
+    """pandas costs 0.2-0.3 s of start-up and is not needed: pyarrow imports it behind
+    ``pa.array`` on Python lists, so the render builds its columns from buffers."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from benchsmith.builders.mmneedle.config import RenderConfig\n"
+        "from benchsmith.builders.mmneedle.render import render_mmneedle\n"
+        "if __name__ == '__main__':\n"
+        f"    render_mmneedle({str(small_plan)!r}, {str(tmp_path / 'out')!r}, "
+        "RenderConfig(cell_size=32, workers=2))\n"
+        "    print(sorted(m for m in sys.modules if m.split('.')[0] == 'pandas'))\n"
+    )
+    script = tmp_path / "render_once.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "out" / "stitched" / "n2.parquet").is_file()
