@@ -272,6 +272,7 @@ class MmneedlePublication(Publication):
         inputs = self.inputs
         return {
             "libraries": inputs.render_info["libraries"],
+            "resize_engine": inputs.render_info.get("resize_engine", "pillow"),
             "params_hash": inputs.params_hash,
             "params": {"plan": inputs.plan_info["plan"], "render": inputs.render_info["render"]},
             "roots": {

@@ -34,6 +34,7 @@ from benchsmith.builders.mmneedle.render_pool import (
     SpillBatch,
     Spilled,
     StitchTask,
+    resize_engine,
     stitch_digest,
     stitch_to_spill,
 )
@@ -97,9 +98,9 @@ def _write_grid(
     """Stitch ``tasks`` into ``out_path``, one row group per ``ROW_GROUP`` images.
 
     Workers take batches of ``SPILL_BATCH`` images (small, so both stay busy to the end),
-    write the JPEGs into their own file in ``spill_dir`` and send back only offsets and
-    digests; here the batches of a row group are read back with one ``pread`` each (from the
-    page cache) into the image column's data buffer."""
+    write each batch's JPEGs into a file of its own in ``spill_dir`` and send back only offsets
+    and digests; here each file is read once (from the page cache), deleted, and its bytes
+    become the data buffer of the image column."""
     bar = progress_bar(
         total=len(tasks),
         desc=f"stitching {tasks[0].grid}x{tasks[0].grid}" if tasks else "stitching",
@@ -107,64 +108,65 @@ def _write_grid(
     )
     spill_dir.mkdir(parents=True)
     batches = [
-        SpillBatch(os.fspath(spill_dir), tuple(tasks[start : start + SPILL_BATCH]))
-        for start in range(0, len(tasks), SPILL_BATCH)
+        SpillBatch(
+            os.fspath(spill_dir), f"batch-{k:07d}.jpegs", tuple(tasks[start : start + SPILL_BATCH])
+        )
+        for k, start in enumerate(range(0, len(tasks), SPILL_BATCH))
     ]
-    files: dict[str, int] = {}
     try:
         with (
             atomic_path(out_path) as tmp,
             pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
         ):
-            group: list[Spilled] = []
+            group: list[tuple[Spilled, bytes]] = []
             start = 0
             for spilled in pool.imap(stitch_to_spill, batches, chunksize=1):
-                if spilled.file not in files:
-                    files[spilled.file] = os.open(spill_dir / spilled.file, os.O_RDONLY)
-                group.append(spilled)
-                count = sum(len(s.digests) for s in group)
+                group.append((spilled, _read_spilled(spill_dir, spilled)))
+                count = sum(len(s.digests) for s, _ in group)
                 if count == ROW_GROUP or start + count == len(tasks):
-                    writer.write_table(_spilled_table(group, files, spill_dir, ids, start))
+                    writer.write_table(_spilled_table(group, ids, start))
                     start += count
                     bar.update(count)
                     group = []
     finally:
-        for fd in files.values():
-            os.close(fd)
         shutil.rmtree(spill_dir, ignore_errors=True)
     bar.close()
 
 
-def _spilled_table(
-    group: list[Spilled], files: dict[str, int], spill_dir: Path, ids: list[str], start: int
-) -> pa.Table:
-    """The rows of one row group from its spilled batches: each batch's bytes read with one
-    ``pread``, joined into the image column's data buffer (offsets rebased onto it)."""
-    chunks, offsets, base = [], [0], 0
-    for spilled in group:
-        first, end = spilled.offsets[0], spilled.offsets[-1]
-        data = os.pread(files[spilled.file], end - first, first)
-        if len(data) != end - first:
-            raise BenchsmithError(
-                f"render spill file is shorter than its worker reported ({len(data)} of "
-                f"{end - first} bytes)",
-                path=spill_dir / spilled.file,
-                fix="check the disk is not full, then run the render again",
-            )
-        chunks.append(data)
-        offsets.extend(base + o - first for o in spilled.offsets[1:])
-        base += end - first
+def _read_spilled(spill_dir: Path, spilled: Spilled) -> bytes:
+    """A batch's bytes, read whole; the file is deleted at once (see ``SpillBatch``)."""
+    path = spill_dir / spilled.file
+    data = path.read_bytes()
+    path.unlink()
+    if len(data) != spilled.offsets[-1]:
+        raise BenchsmithError(
+            f"render spill file is shorter than its worker reported ({len(data)} of "
+            f"{spilled.offsets[-1]} bytes)",
+            path=path,
+            fix="check the disk is not full, then run the render again",
+        )
+    return data
+
+
+def _spilled_table(group: list[tuple[Spilled, bytes]], ids: list[str], start: int) -> pa.Table:
+    """The rows of one row group from its spilled batches, their bytes joined into the image
+    column's data buffer (offsets rebased onto it)."""
+    offsets, base = [0], 0
+    for spilled, data in group:
+        offsets.extend(base + o for o in spilled.offsets[1:])
+        base += len(data)
     count = len(offsets) - 1
+    data = group[0][1] if len(group) == 1 else b"".join(d for _, d in group)
     images = pa.Array.from_buffers(
         pa.binary(),
         count,
-        [None, pa.py_buffer(np.asarray(offsets, dtype=np.int32)), pa.py_buffer(b"".join(chunks))],
+        [None, pa.py_buffer(np.asarray(offsets, dtype=np.int32)), pa.py_buffer(data)],
     )
     return pa.table(
         {
             "stitched_id": _string_array(ids[start : start + count]),
             "image": images,
-            "sha256": _string_array([d for s in group for d in s.digests]),
+            "sha256": _string_array([d for s, _ in group for d in s.digests]),
         },
         schema=STITCHED_SCHEMA,
     )
@@ -223,6 +225,7 @@ def render_mmneedle(
         slot = {image_id: k for k, image_id in enumerate(pool_ids)}
         try:  # finished grids survive a failure (resume); the cell cache never does
             with RenderPool(cfg.workers) as workers:
+                engine = workers.call(resize_engine, (cfg.resample, cfg.reducing_gap))
                 bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
                 _, pool_hashes = build_cell_cache(
                     [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
@@ -253,6 +256,7 @@ def render_mmneedle(
     else:
         log("mmneedle render: every grid already rendered for this plan and settings; reusing them")
         pool_hash = {}
+        engine = resize_engine((cfg.resample, cfg.reducing_gap))
     all_ids = images["coco_image_id"].to_list()
     missing = [i for i in all_ids if i not in pool_hash]
     pool_hash.update(
@@ -263,6 +267,7 @@ def render_mmneedle(
         "family": "mmneedle",
         "render": cfg.identity(),
         "libraries": image_library_versions(),
+        "resize_engine": engine,  # both give Pillow's pixels; recorded for the card
         "plan_fingerprint": fingerprint,
         "images_dir": str(images_dir),
         "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},

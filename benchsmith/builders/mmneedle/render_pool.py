@@ -51,10 +51,39 @@ class FillTask:
 
 def fill_cell(task: FillTask) -> str:
     set_max_pixels(task.max_pixels)
-    cells = _cells(task.cache_path, task.shape, "r+")
     cell, data = load_cell_rgbx(task.source, task.shape[1], task.resample, task.reducing_gap)
-    cells[task.index] = cell
+    pixels = memoryview(np.ascontiguousarray(cell)).cast("B")
+    # pwrite, not a store through the memory map: one copy into the page cache, without a
+    # page fault per 4 KiB of a file page not yet mapped
+    written = os.pwrite(_cache_fd(task.cache_path), pixels, task.index * len(pixels))
+    if written != len(pixels):
+        raise OSError(f"short write to the cell cache {task.cache_path} (disk full?)")
     return sha256_bytes(data)
+
+
+_fds: dict[str, int] = {}
+
+
+def _cache_fd(cache_path: str) -> int:
+    if cache_path not in _fds:
+        _keep_freed_memory()
+        _close_fds()  # a new render: drop the descriptor of an older cache file
+        _fds[cache_path] = os.open(cache_path, os.O_WRONLY)
+    return _fds[cache_path]
+
+
+def _close_fds() -> None:
+    for fd in _fds.values():
+        os.close(fd)
+    _fds.clear()
+
+
+def resize_engine(setting: tuple[str, float | None]) -> str:
+    """What resizes cells for ``(resample, reducing_gap)`` in this process: Pillow's algorithm
+    in :mod:`benchsmith.images.resample` (checked equal to the installed Pillow) or Pillow."""
+    from benchsmith.builders.mmneedle.stitching import exact_fast_resize
+
+    return "benchsmith.images.resample" if exact_fast_resize(*setting) else "pillow"
 
 
 @dataclass(frozen=True)
@@ -89,51 +118,38 @@ def stitch_digest(task: StitchTask) -> str:
 
 @dataclass(frozen=True)
 class SpillBatch:
-    """Stitch consecutive images into this worker's spill file in ``spill_dir``.
+    """Stitch consecutive images into the file ``spill_dir/name``.
 
     Why: the JPEG bytes (8 GB in a full build) then reach the parent's parquet writer through
-    the page cache (one ``pread`` per batch, wrapped by Arrow without a copy) instead of being
-    pickled through a pipe to a parent that competes with the workers for the cores."""
+    the page cache (one read per batch, wrapped by Arrow without a copy) instead of being
+    pickled through a pipe to a parent that competes with the workers for the cores. The
+    parent deletes each file as soon as it has read it: a file deleted within seconds of being
+    written is dropped from the page cache without ever being written to disk."""
 
     spill_dir: str
+    name: str
     tasks: tuple[StitchTask, ...]
 
 
 @dataclass(frozen=True)
 class Spilled:
-    """Where a batch's JPEGs lie: ``file`` (a name in the spill folder), their byte
-    ``offsets`` (one more than images: the end) and sha256 digests; contiguous, in order."""
+    """Where a batch's JPEGs lie: the spill ``file``, their byte ``offsets`` in it (one more
+    than images: the end) and their sha256 digests; contiguous, in order."""
 
     file: str
     offsets: tuple[int, ...]
     digests: tuple[str, ...]
 
 
-_spills: dict[str, Any] = {}
-
-
 def stitch_to_spill(batch: SpillBatch) -> Spilled:
-    handle = _spills.get(batch.spill_dir)
-    if handle is None:
-        close_spills()  # a new grid: the previous spill folder is finished
-        name = f"worker-{os.getpid()}.jpegs"
-        handle = open(os.path.join(batch.spill_dir, name), "ab", buffering=0)  # noqa: SIM115
-        _spills[batch.spill_dir] = handle
-    offsets, digests = [handle.tell()], []
-    for task in batch.tasks:
-        data = stitch_image(task)
-        written = handle.write(data)
-        if written != len(data):
-            raise OSError(f"short write to {handle.name}: {written} of {len(data)} bytes")
-        offsets.append(offsets[-1] + written)
-        digests.append(sha256_bytes(data))
-    return Spilled(os.path.basename(handle.name), tuple(offsets), tuple(digests))
-
-
-def close_spills() -> None:
-    for handle in _spills.values():
-        handle.close()
-    _spills.clear()
+    offsets, digests = [0], []
+    with open(os.path.join(batch.spill_dir, batch.name), "wb") as handle:
+        for task in batch.tasks:
+            data = stitch_image(task)
+            handle.write(data)
+            offsets.append(offsets[-1] + len(data))
+            digests.append(sha256_bytes(data))
+    return Spilled(batch.name, tuple(offsets), tuple(digests))
 
 
 _canvases: dict[tuple[int, int], np.ndarray] = {}
@@ -192,7 +208,11 @@ class RenderPool:
             self._pool.join()
         _maps.clear()
         _canvases.clear()
-        close_spills()
+        _close_fds()
+
+    def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
+        """``fn(argument)`` in a worker (in-process for one worker)."""
+        return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
 
     def imap(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8

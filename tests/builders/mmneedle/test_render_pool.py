@@ -10,12 +10,11 @@ import pytest
 from PIL import Image
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache
-from benchsmith.builders.mmneedle.render import _spilled_table
+from benchsmith.builders.mmneedle.render import _read_spilled, _spilled_table
 from benchsmith.builders.mmneedle.render_pool import (
     SpillBatch,
     Spilled,
     StitchTask,
-    close_spills,
     stitch_cells,
     stitch_digest,
     stitch_to_spill,
@@ -32,8 +31,7 @@ def cache(tmp_path):
         paths.append(tmp_path / f"COCO_val2014_{k:012d}.jpg")
         Image.fromarray(pixels).save(paths[-1], "JPEG", quality=90)
     cells, _ = build_cell_cache(paths, tmp_path / "cells.u8", CellSpec(24))
-    yield os.fspath(tmp_path / "cells.u8"), cells.shape
-    close_spills()
+    return os.fspath(tmp_path / "cells.u8"), cells.shape
 
 
 def _tasks(cache, count, grid=2):
@@ -42,52 +40,41 @@ def _tasks(cache, count, grid=2):
     return [StitchTask(path, shape, grid, 75, tuple(int(i) for i in row)) for row in order]
 
 
-def test_a_worker_writes_batches_contiguously_and_returns_only_offsets(cache, tmp_path):
+def test_a_worker_writes_a_batch_to_its_file_and_returns_only_offsets(cache, tmp_path):
     spill = tmp_path / "spill"
     spill.mkdir()
     tasks = _tasks(cache, 7)
-    first = stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[:4])))
-    second = stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[4:])))
-    assert first.file == second.file == f"worker-{os.getpid()}.jpegs"
-    assert first.offsets[0] == 0 and second.offsets[0] == first.offsets[-1]  # one after another
-    assert len(pickle.dumps(second)) < 1024  # what crosses the pipe: no image bytes
-    data = (spill / first.file).read_bytes()
-    spans = [(o[k], o[k + 1]) for o in (first.offsets, second.offsets) for k in range(len(o) - 1)]
-    for task, (start, end), digest in zip(
-        tasks, spans, first.digests + second.digests, strict=True
-    ):
+    spilled = stitch_to_spill(SpillBatch(os.fspath(spill), "batch-0000003.jpegs", tuple(tasks)))
+    assert spilled.file == "batch-0000003.jpegs" and spilled.offsets[0] == 0
+    assert len(pickle.dumps(spilled)) < 1024  # what crosses the pipe: no image bytes
+    data = (spill / spilled.file).read_bytes()
+    assert len(data) == spilled.offsets[-1]
+    for k, task in enumerate(tasks):
         expected, expected_digest = stitch_cells(task)
-        assert data[start:end] == expected and digest == expected_digest == stitch_digest(task)
+        assert data[spilled.offsets[k] : spilled.offsets[k + 1]] == expected
+        assert spilled.digests[k] == expected_digest == stitch_digest(task)
 
 
-def test_the_parent_table_wraps_the_spilled_bytes(cache, tmp_path):
+def test_the_parent_reads_each_file_once_deletes_it_and_wraps_the_bytes(cache, tmp_path):
     spill = tmp_path / "spill"
     spill.mkdir()
     tasks = _tasks(cache, 5)
-    stitch_to_spill(SpillBatch(os.fspath(spill), (tasks[0],)))  # an earlier batch
-    group = [
-        stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[1:3]))),
-        stitch_to_spill(SpillBatch(os.fspath(spill), tuple(tasks[3:]))),
-    ]
-    fd = os.open(spill / group[0].file, os.O_RDONLY)
-    try:
-        table = _spilled_table(group, {group[0].file: fd}, spill, [f"id{k}" for k in range(5)], 1)
-    finally:
-        os.close(fd)
+    group = []
+    for name, batch in (("batch-1", tasks[1:3]), ("batch-2", tasks[3:])):
+        spilled = stitch_to_spill(SpillBatch(os.fspath(spill), name, tuple(batch)))
+        group.append((spilled, _read_spilled(spill, spilled)))
+    assert not list(spill.iterdir())  # deleted as soon as read: never written back to disk
+    table = _spilled_table(group, [f"id{k}" for k in range(5)], 1)
     assert table.column("stitched_id").to_pylist() == ["id1", "id2", "id3", "id4"]
     assert table.column("image").to_pylist() == [stitch_cells(t)[0] for t in tasks[1:]]
-    assert table.column("sha256").to_pylist() == [*group[0].digests, *group[1].digests]
+    assert table.column("sha256").to_pylist() == [*group[0][0].digests, *group[1][0].digests]
 
 
 def test_a_spill_file_shorter_than_reported_is_a_clear_error(tmp_path):
     spill = tmp_path / "spill"
     spill.mkdir()
-    (spill / "worker-1.jpegs").write_bytes(b"\xff\xd8" * 10)
-    lying = Spilled("worker-1.jpegs", (0, 10, 40), ("a" * 64, "b" * 64))
-    fd = os.open(spill / "worker-1.jpegs", os.O_RDONLY)
-    try:
-        with pytest.raises(BenchsmithError, match="shorter than its worker reported") as err:
-            _spilled_table([lying], {lying.file: fd}, spill, ["x", "y"], 0)
-    finally:
-        os.close(fd)
-    assert "worker-1.jpegs" in str(err.value) and "disk" in str(err.value)
+    (spill / "batch-1").write_bytes(b"\xff\xd8" * 10)
+    lying = Spilled("batch-1", (0, 10, 40), ("a" * 64, "b" * 64))
+    with pytest.raises(BenchsmithError, match="shorter than its worker reported") as err:
+        _read_spilled(spill, lying)
+    assert "batch-1" in str(err.value) and "disk" in str(err.value)
