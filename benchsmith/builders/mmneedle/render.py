@@ -116,15 +116,23 @@ def _write_grid(
     try:
         with (
             atomic_path(out_path) as tmp,
-            pq.ParquetWriter(tmp, STITCHED_SCHEMA, compression="none") as writer,
+            # JPEG bytes do not compress, and every value is unique: no codec, no dictionary,
+            # no min/max statistics (each would scan the 8 GB of a full build once more)
+            pq.ParquetWriter(
+                tmp,
+                STITCHED_SCHEMA,
+                compression="none",
+                use_dictionary=False,
+                write_statistics=False,
+            ) as writer,
         ):
-            group: list[tuple[Spilled, bytes]] = []
+            group: list[Spilled] = []
             start = 0
             for spilled in pool.imap(stitch_to_spill, batches, chunksize=1):
-                group.append((spilled, _read_spilled(spill_dir, spilled)))
-                count = sum(len(s.digests) for s, _ in group)
+                group.append(spilled)
+                count = sum(len(s.digests) for s in group)
                 if count == ROW_GROUP or start + count == len(tasks):
-                    writer.write_table(_spilled_table(group, ids, start))
+                    writer.write_table(_spilled_table(group, spill_dir, ids, start))
                     start += count
                     bar.update(count)
                     group = []
@@ -133,30 +141,35 @@ def _write_grid(
     bar.close()
 
 
-def _read_spilled(spill_dir: Path, spilled: Spilled) -> bytes:
-    """A batch's bytes, read whole; the file is deleted at once (see ``SpillBatch``)."""
+def _read_spilled(spill_dir: Path, spilled: Spilled, into: memoryview) -> None:
+    """Read a batch's bytes into ``into`` (its place in the row group's buffer) and delete the
+    file at once (see ``SpillBatch``)."""
     path = spill_dir / spilled.file
-    data = path.read_bytes()
+    with open(path, "rb", buffering=0) as handle:
+        read = handle.readinto(into)
+        extra = handle.read(1)
     path.unlink()
-    if len(data) != spilled.offsets[-1]:
+    if read != len(into) or extra:
         raise BenchsmithError(
-            f"render spill file is shorter than its worker reported ({len(data)} of "
-            f"{spilled.offsets[-1]} bytes)",
+            f"render spill file does not hold what its worker reported ({len(into)} bytes)",
             path=path,
             fix="check the disk is not full, then run the render again",
         )
-    return data
 
 
-def _spilled_table(group: list[tuple[Spilled, bytes]], ids: list[str], start: int) -> pa.Table:
-    """The rows of one row group from its spilled batches, their bytes joined into the image
-    column's data buffer (offsets rebased onto it)."""
-    offsets, base = [0], 0
-    for spilled, data in group:
+def _spilled_table(group: list[Spilled], spill_dir: Path, ids: list[str], start: int) -> pa.Table:
+    """The rows of one row group: its spilled batches read straight into one buffer (one copy
+    from the page cache), which becomes the image column's data buffer."""
+    offsets, starts, base = [0], [], 0
+    for spilled in group:
+        starts.append(base)
         offsets.extend(base + o for o in spilled.offsets[1:])
-        base += len(data)
+        base += spilled.offsets[-1]
+    data = bytearray(base)
+    view = memoryview(data)
+    for spilled, low in zip(group, starts, strict=True):
+        _read_spilled(spill_dir, spilled, view[low : low + spilled.offsets[-1]])
     count = len(offsets) - 1
-    data = group[0][1] if len(group) == 1 else b"".join(d for _, d in group)
     images = pa.Array.from_buffers(
         pa.binary(),
         count,
@@ -166,7 +179,7 @@ def _spilled_table(group: list[tuple[Spilled, bytes]], ids: list[str], start: in
         {
             "stitched_id": _string_array(ids[start : start + count]),
             "image": images,
-            "sha256": _string_array([d for s, _ in group for d in s.digests]),
+            "sha256": _string_array([d for s in group for d in s.digests]),
         },
         schema=STITCHED_SCHEMA,
     )

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache
-from benchsmith.builders.mmneedle.render import _read_spilled, _spilled_table
+from benchsmith.builders.mmneedle.render import _spilled_table
 from benchsmith.builders.mmneedle.render_pool import (
     SpillBatch,
     Spilled,
@@ -59,22 +59,23 @@ def test_the_parent_reads_each_file_once_deletes_it_and_wraps_the_bytes(cache, t
     spill = tmp_path / "spill"
     spill.mkdir()
     tasks = _tasks(cache, 5)
-    group = []
-    for name, batch in (("batch-1", tasks[1:3]), ("batch-2", tasks[3:])):
-        spilled = stitch_to_spill(SpillBatch(os.fspath(spill), name, tuple(batch)))
-        group.append((spilled, _read_spilled(spill, spilled)))
+    group = [
+        stitch_to_spill(SpillBatch(os.fspath(spill), name, tuple(batch)))
+        for name, batch in (("batch-1", tasks[1:3]), ("batch-2", tasks[3:]))
+    ]
+    table = _spilled_table(group, spill, [f"id{k}" for k in range(5)], 1)
     assert not list(spill.iterdir())  # deleted as soon as read: never written back to disk
-    table = _spilled_table(group, [f"id{k}" for k in range(5)], 1)
     assert table.column("stitched_id").to_pylist() == ["id1", "id2", "id3", "id4"]
     assert table.column("image").to_pylist() == [stitch_cells(t)[0] for t in tasks[1:]]
-    assert table.column("sha256").to_pylist() == [*group[0][0].digests, *group[1][0].digests]
+    assert table.column("sha256").to_pylist() == [*group[0].digests, *group[1].digests]
 
 
-def test_a_spill_file_shorter_than_reported_is_a_clear_error(tmp_path):
+@pytest.mark.parametrize("written", [b"\xff\xd8" * 10, b"\xff\xd8" * 30])
+def test_a_spill_file_not_holding_what_was_reported_is_a_clear_error(tmp_path, written):
     spill = tmp_path / "spill"
     spill.mkdir()
-    (spill / "batch-1").write_bytes(b"\xff\xd8" * 10)
+    (spill / "batch-1").write_bytes(written)  # 20 or 60 bytes for a reported 40
     lying = Spilled("batch-1", (0, 10, 40), ("a" * 64, "b" * 64))
-    with pytest.raises(BenchsmithError, match="shorter than its worker reported") as err:
-        _read_spilled(spill, lying)
+    with pytest.raises(BenchsmithError, match="does not hold what its worker reported") as err:
+        _spilled_table([lying], spill, ["x", "y"], 0)
     assert "batch-1" in str(err.value) and "disk" in str(err.value)
