@@ -67,7 +67,7 @@ DISTINCT_IMAGES = 16
 IMAGE_SIDE = 1024
 RSS_TARGET_BYTES = 1024**3
 BASELINE_MEMORY_FACTOR = 3.0  # naive peak RSS / image bytes is ~2.5 (measured), plus margin
-ROW_GROUP = 64  # as benchsmith.builders.mmneedle.render.ROW_GROUP
+ROW_GROUP = 64  # as benchsmith.builders.mmneedle.stitched_writer.ROW_GROUP
 
 
 # --- setup: plan + fake render ------------------------------------------------------------
@@ -118,11 +118,8 @@ def fake_render(plan_dir: Path, images_dir: Path, render_dir: Path) -> int:
     import pyarrow.parquet as pq
 
     from benchsmith.builders.mmneedle.config import RenderConfig
-    from benchsmith.builders.mmneedle.render import (
-        STITCHED_SCHEMA,
-        image_library_versions,
-        plan_fingerprint,
-    )
+    from benchsmith.builders.mmneedle.render import image_library_versions, plan_fingerprint
+    from benchsmith.builders.mmneedle.stitched_writer import STITCHED_SCHEMA
     from benchsmith.core.hashing import sha256_file
 
     rng = np.random.default_rng(0)

@@ -17,13 +17,11 @@ import json
 import os
 import shutil
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 from PIL import __version__ as pillow_version
 from PIL import features
 
@@ -38,15 +36,14 @@ from benchsmith.builders.mmneedle.render_pool import (
     stitch_digest,
     stitch_to_spill,
 )
-from benchsmith.core.atomic import atomic_directory, atomic_path, atomic_write_json
+from benchsmith.builders.mmneedle.stitched_writer import (
+    write_stitched,
+)
+from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.progress import log, progress_bar
 
-STITCHED_SCHEMA = pa.schema(
-    [("stitched_id", pa.string()), ("image", pa.binary()), ("sha256", pa.string())]
-)
-ROW_GROUP = 64
 SPILL_BATCH = 8  # images per worker task; divides ROW_GROUP
 
 
@@ -95,12 +92,12 @@ def _hash_files(paths: list[Path]) -> list[str]:
 def _write_grid(
     out_path: Path, ids: list[str], tasks: list[StitchTask], pool: RenderPool, spill_dir: Path
 ) -> None:
-    """Stitch ``tasks`` into ``out_path``, one row group per ``ROW_GROUP`` images.
+    """Stitch ``tasks`` into ``out_path`` on the local worker processes.
 
     Workers take batches of ``SPILL_BATCH`` images (small, so both stay busy to the end),
     write each batch's JPEGs into a file of its own in ``spill_dir`` and send back only offsets
-    and digests; here each file is read once (from the page cache), deleted, and its bytes
-    become the data buffer of the image column."""
+    and digests; each file is read once (from the page cache) into its row group's buffer and
+    deleted at once."""
     bar = progress_bar(
         total=len(tasks),
         desc=f"stitching {tasks[0].grid}x{tasks[0].grid}" if tasks else "stitching",
@@ -114,86 +111,41 @@ def _write_grid(
         for k, start in enumerate(range(0, len(tasks), SPILL_BATCH))
     ]
     try:
-        with (
-            atomic_path(out_path) as tmp,
-            # JPEG bytes do not compress, and every value is unique: no codec, no dictionary,
-            # no min/max statistics (each would scan the 8 GB of a full build once more)
-            pq.ParquetWriter(
-                tmp,
-                STITCHED_SCHEMA,
-                compression="none",
-                use_dictionary=False,
-                write_statistics=False,
-            ) as writer,
-        ):
-            group: list[Spilled] = []
-            start = 0
-            for spilled in pool.imap(stitch_to_spill, batches, chunksize=1):
-                group.append(spilled)
-                count = sum(len(s.digests) for s in group)
-                if count == ROW_GROUP or start + count == len(tasks):
-                    writer.write_table(_spilled_table(group, spill_dir, ids, start))
-                    start += count
-                    bar.update(count)
-                    group = []
+        spilled = pool.imap(stitch_to_spill, batches, chunksize=1)
+        write_stitched(out_path, ids, (SpillRead(spill_dir, s) for s in spilled), bar)
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
     bar.close()
 
 
-def _read_spilled(spill_dir: Path, spilled: Spilled, into: memoryview) -> None:
-    """Read a batch's bytes into ``into`` (its place in the row group's buffer) and delete the
-    file at once (see ``SpillBatch``)."""
-    path = spill_dir / spilled.file
-    with open(path, "rb", buffering=0) as handle:
-        read = handle.readinto(into)
-        extra = handle.read(1)
-    path.unlink()
-    if read != len(into) or extra:
-        raise BenchsmithError(
-            f"render spill file does not hold what its worker reported ({len(into)} bytes)",
-            path=path,
-            fix="check the disk is not full, then run the render again",
-        )
+@dataclass(frozen=True)
+class SpillRead:
+    """A spilled batch as the writer reads it: copied into place, then the file deleted (a
+    file deleted seconds after it was written never reaches the disk)."""
 
+    spill_dir: Path
+    spilled: Spilled
 
-def _spilled_table(group: list[Spilled], spill_dir: Path, ids: list[str], start: int) -> pa.Table:
-    """The rows of one row group: its spilled batches read straight into one buffer (one copy
-    from the page cache), which becomes the image column's data buffer."""
-    offsets, starts, base = [0], [], 0
-    for spilled in group:
-        starts.append(base)
-        offsets.extend(base + o for o in spilled.offsets[1:])
-        base += spilled.offsets[-1]
-    data = bytearray(base)
-    view = memoryview(data)
-    for spilled, low in zip(group, starts, strict=True):
-        _read_spilled(spill_dir, spilled, view[low : low + spilled.offsets[-1]])
-    count = len(offsets) - 1
-    images = pa.Array.from_buffers(
-        pa.binary(),
-        count,
-        [None, pa.py_buffer(np.asarray(offsets, dtype=np.int32)), pa.py_buffer(data)],
-    )
-    return pa.table(
-        {
-            "stitched_id": _string_array(ids[start : start + count]),
-            "image": images,
-            "sha256": _string_array([d for s in group for d in s.digests]),
-        },
-        schema=STITCHED_SCHEMA,
-    )
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        return self.spilled.offsets
 
+    @property
+    def digests(self) -> tuple[str, ...]:
+        return self.spilled.digests
 
-def _string_array(values: list[str]) -> pa.Array:
-    """A string column built from its buffers, as ``pa.array(values, pa.string())`` builds it:
-    ``pa.array`` on Python objects imports pandas to check for pandas objects, 0.2-0.3 s of
-    every render command's start-up."""
-    encoded = [value.encode() for value in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
-    np.cumsum([len(data) for data in encoded], out=offsets[1:])
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
-    return pa.Array.from_buffers(pa.string(), len(encoded), buffers)
+    def read_into(self, view: memoryview) -> None:
+        path = self.spill_dir / self.spilled.file
+        with open(path, "rb", buffering=0) as handle:
+            read = handle.readinto(view)
+            extra = handle.read(1)
+        path.unlink()
+        if read != len(view) or extra:
+            raise BenchsmithError(
+                f"render spill file does not hold what its worker reported ({len(view)} bytes)",
+                path=path,
+                fix="check the disk is not full, then run the render again",
+            )
 
 
 def render_mmneedle(

@@ -164,10 +164,10 @@ def test_an_interrupted_render_reuses_finished_grids(built, small_plan, tmp_path
 def test_string_columns_are_built_as_pyarrow_builds_them():
     import pyarrow as pa
 
-    from benchsmith.builders.mmneedle.render import _string_array
+    from benchsmith.builders.mmneedle.stitched_writer import string_array
 
     for values in ([], ["n4-00000"], ["a", "", "ßü漢字", "x" * 300]):
-        assert _string_array(values).equals(pa.array(values, pa.string()))
+        assert string_array(values).equals(pa.array(values, pa.string()))
 
 
 def test_a_render_process_never_imports_pandas(small_plan, tmp_path):

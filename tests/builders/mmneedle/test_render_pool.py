@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache
-from benchsmith.builders.mmneedle.render import _spilled_table
+from benchsmith.builders.mmneedle.render import SpillRead
 from benchsmith.builders.mmneedle.render_pool import (
     SpillBatch,
     Spilled,
@@ -19,6 +19,7 @@ from benchsmith.builders.mmneedle.render_pool import (
     stitch_digest,
     stitch_to_spill,
 )
+from benchsmith.builders.mmneedle.stitched_writer import BytesBatch, row_group_table
 from benchsmith.core.errors import BenchsmithError
 
 
@@ -63,7 +64,7 @@ def test_the_parent_reads_each_file_once_deletes_it_and_wraps_the_bytes(cache, t
         stitch_to_spill(SpillBatch(os.fspath(spill), name, tuple(batch)))
         for name, batch in (("batch-1", tasks[1:3]), ("batch-2", tasks[3:]))
     ]
-    table = _spilled_table(group, spill, [f"id{k}" for k in range(5)], 1)
+    table = row_group_table([SpillRead(spill, g) for g in group], [f"id{k}" for k in range(5)], 1)
     assert not list(spill.iterdir())  # deleted as soon as read: never written back to disk
     assert table.column("stitched_id").to_pylist() == ["id1", "id2", "id3", "id4"]
     assert table.column("image").to_pylist() == [stitch_cells(t)[0] for t in tasks[1:]]
@@ -77,5 +78,25 @@ def test_a_spill_file_not_holding_what_was_reported_is_a_clear_error(tmp_path, w
     (spill / "batch-1").write_bytes(written)  # 20 or 60 bytes for a reported 40
     lying = Spilled("batch-1", (0, 10, 40), ("a" * 64, "b" * 64))
     with pytest.raises(BenchsmithError, match="does not hold what its worker reported") as err:
-        _spilled_table([lying], spill, ["x", "y"], 0)
+        row_group_table([SpillRead(spill, lying)], ["x", "y"], 0)
     assert "batch-1" in str(err.value) and "disk" in str(err.value)
+
+
+def test_a_batch_held_in_memory_writes_the_same_rows_as_a_spilled_one(cache, tmp_path):
+    """What the Ray executor hands the writer (bytes its tasks returned) against the local
+    spill files: the same table."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    tasks = _tasks(cache, 6)
+    ids = [f"n2-{k:05d}" for k in range(6)]
+    spilled = [
+        stitch_to_spill(SpillBatch(os.fspath(spill), f"b{k}", tuple(tasks[k * 3 : k * 3 + 3])))
+        for k in range(2)
+    ]
+    from_files = row_group_table([SpillRead(spill, s) for s in spilled], ids, 0)
+    in_memory = [
+        BytesBatch([stitch_cells(t)[0] for t in tasks[k * 3 : k * 3 + 3]], s.digests)
+        for k, s in enumerate(spilled)
+    ]
+    assert row_group_table(in_memory, ids, 0).equals(from_files)
+    assert in_memory[1].offsets == list(spilled[1].offsets)

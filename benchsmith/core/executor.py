@@ -1,0 +1,227 @@
+"""Where a heavy step's tasks run: worker processes on this machine, or a Ray cluster.
+
+Why one small interface: the steps that outgrow one machine (MMNeedle's render, image hashing
+and the duplicate checks, OCR, ScanNet frame extraction) are maps of a pure function over
+independent tasks. A step writes its function and its tasks once; the executor only decides
+where they run. Both executors
+
+- return results **in task order**, so what a step writes does not depend on the executor or
+  on the number of workers (the tests compare the bytes of both);
+- keep a bounded number of tasks in flight (``window``), so memory is bounded by the task
+  size, not by the dataset;
+- report a task's own error (a corrupt image naming its file) as that error.
+
+``local`` (the default) is a forkserver process pool (or the calling process for one worker).
+``ray`` submits each chunk of tasks as a Ray task: to the cluster at ``address`` or
+``$RAY_ADDRESS``, or to a Ray started here when neither is set; a task whose worker dies is
+retried (``max_retries``), and a killed run resumes from what the step had already written,
+exactly as with ``local``. Ray is an optional dependency (``pip install 'benchsmith[ray]'``).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.workers import usable_cores
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """``kind``: ``local`` or ``ray``; ``workers``: processes (local) or tasks running at once
+    (ray), 0 for every usable core / every CPU of the cluster; ``address``: a Ray cluster
+    (default ``$RAY_ADDRESS``, else a local Ray); ``max_retries``: Ray retries of a task whose
+    worker died."""
+
+    kind: str = "local"
+    workers: int = 0
+    address: str | None = None
+    max_retries: int = 3
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTORS:
+            raise BenchsmithError(
+                f"unknown executor {self.kind!r}",
+                fix=f"use one of: {', '.join(EXECUTORS)}",
+            )
+        if not isinstance(self.workers, int) or self.workers < 0:
+            raise BenchsmithError(
+                f"workers must be a whole number >= 0, got {self.workers!r}",
+                fix="0 means every usable core",
+            )
+        if not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise BenchsmithError(f"max_retries must be >= 0, got {self.max_retries!r}")
+
+    def identity(self) -> dict[str, Any]:
+        """Nothing: where tasks ran never changes what a step writes (kept for symmetry with
+        the configs whose identity keys caches)."""
+        return {}
+
+
+class Executor:
+    """Ordered, bounded ``map`` of a picklable module-level function over tasks."""
+
+    workers: int = 1
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(
+        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+    ) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
+        """``fn(argument)`` where the tasks run (in a worker: what it can import and see)."""
+        return next(iter(self.map(fn, [argument])))
+
+
+class LocalExecutor(Executor):
+    """A forkserver pool of ``workers`` processes (the calling process for one). ``preload``
+    names modules the fork server imports once, so every worker starts with them loaded."""
+
+    def __init__(self, workers: int = 0, preload: Sequence[str] = ()):
+        self.workers = max(1, workers or usable_cores())
+        self.preload = list(preload)
+        self._pool: Any = None
+
+    def __enter__(self) -> LocalExecutor:
+        if self.workers > 1:
+            context = multiprocessing.get_context("forkserver")
+            if self.preload:
+                context.set_forkserver_preload(self.preload)
+            self._pool = context.Pool(self.workers)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.terminate() if exc[0] else self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+    def map(
+        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+    ) -> Iterator[Any]:
+        if self._pool is None:
+            return map(fn, tasks)
+        return self._pool.imap(fn, tasks, chunksize=max(1, chunksize))
+
+    def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
+        return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
+
+
+def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
+    """A Ray task: one chunk of tasks, in order (module level, so Ray imports it by name)."""
+    return [fn(task) for task in chunk]
+
+
+class RayExecutor(Executor):
+    """Chunks of tasks as Ray tasks, at most ``window`` chunks in flight, results in order."""
+
+    def __init__(
+        self,
+        workers: int = 0,
+        address: str | None = None,
+        max_retries: int = 3,
+        window: int | None = None,
+    ):
+        self.requested = workers
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.max_retries = max_retries
+        self.window = window
+        self._started_here = False
+        self._remote: Any = None
+
+    def __enter__(self) -> RayExecutor:
+        ray = _import_ray()
+        if not ray.is_initialized():
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "logging_level": logging.WARNING,
+                "log_to_driver": True,
+            }
+            if self.address:
+                options["address"] = self.address
+            else:  # a Ray of our own, on this machine, with the CPUs asked for
+                options["num_cpus"] = self.requested or usable_cores()
+            ray.init(**options)
+            self._started_here = True
+        cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, self.requested or cluster_cpus)
+        self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(_run_chunk)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started_here:
+            _import_ray().shutdown()
+            self._started_here = False
+
+    def get(self, ref: Any) -> Any:
+        """The value of a Ray object reference; a task's own error raised as itself."""
+        return _get(_import_ray(), ref)
+
+    def map(
+        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+    ) -> Iterator[Any]:
+        if self._remote is None:
+            raise RuntimeError("RayExecutor.map outside its `with` block")
+        return self._ordered(fn, tasks, max(1, chunksize))
+
+    def _ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int) -> Iterator[Any]:
+        ray = _import_ray()
+        window = self.window or 2 * self.workers
+        pending: deque[Any] = deque()
+        chunk: list[Any] = []
+        fn_ref = ray.put(fn)  # shipped once, not once per chunk
+        for task in tasks:
+            chunk.append(task)
+            if len(chunk) == size:
+                pending.append(self._remote.remote(fn_ref, chunk))
+                chunk = []
+                if len(pending) >= window:
+                    yield from _get(ray, pending.popleft())
+        if chunk:
+            pending.append(self._remote.remote(fn_ref, chunk))
+        while pending:
+            yield from _get(ray, pending.popleft())
+
+
+def _get(ray: Any, ref: Any) -> Any:
+    """A task's result; a task's own exception is raised as itself (a SourceError naming a
+    corrupt file stays that), not wrapped in Ray's."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, BaseException):
+            raise cause from None
+        raise
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise BenchsmithError(
+            "the ray executor needs Ray, which is not installed",
+            fix="pip install 'benchsmith[ray]' (or choose executor: local)",
+        ) from None
+    return ray
+
+
+def open_executor(config: ExecutorConfig, preload: Sequence[str] = ()) -> Executor:
+    """The executor ``config`` asks for (enter it with ``with``)."""
+    if config.kind == "ray":
+        return RayExecutor(config.workers, config.address, config.max_retries)
+    return LocalExecutor(config.workers, preload)
