@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchsmith.builders.base import Step
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import (
     DEFAULT_PARAMS_FILE,
@@ -165,7 +166,14 @@ def add_render_arguments(render: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="worker processes (default: mmneedle.render.workers)",
+        help="worker processes, or Ray tasks at once (default: mmneedle.render.workers)",
+    )
+    render.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where the work runs: local worker processes, or a Ray cluster ($RAY_ADDRESS, "
+        "else a Ray started here); the output bytes are the same "
+        "(default: mmneedle.render.executor, else local)",
     )
     add_params_option(render)
     render.add_argument(
@@ -184,6 +192,7 @@ def run_render(args: argparse.Namespace) -> int:
         resample=args.resample,
         reducing_gap=args.reducing_gap,
         workers=args.workers,
+        executor=args.executor,
     )
     info = render_mmneedle(args.plan, args.out, config, args.images)
     log(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.params import profile_of, section
 
 ORDERS = ("canonical", "legacy")
@@ -119,9 +120,14 @@ class RenderConfig:
     resample: str = "bicubic"
     reducing_gap: float | None = None
     workers: int = 2
+    executor: str = "local"  # or "ray": where the tasks run; never what they produce
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise BenchsmithError(
+                f"unknown executor {self.executor!r}", fix=f"use one of {', '.join(EXECUTORS)}"
+            )
         if self.resample not in RESAMPLE_FILTERS:
             raise BenchsmithError(
                 f"unknown resample filter {self.resample!r}",
@@ -133,7 +139,7 @@ class RenderConfig:
             raise BenchsmithError(f"cell_size must be >= 1, got {self.cell_size}")
 
     def identity(self) -> dict[str, Any]:
-        """The fields that change pixels (workers does not)."""
+        """The fields that change pixels (workers and executor do not)."""
         return {
             "cell_size": self.cell_size,
             "jpeg_quality": self.jpeg_quality,
@@ -150,6 +156,7 @@ class RenderConfig:
             "resample": str(render.get("resample", cls.resample)),
             "reducing_gap": render.get("reducing_gap", cls.reducing_gap),
             "workers": int(render.get("workers", cls.workers)),
+            "executor": str(render.get("executor", cls.executor)),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

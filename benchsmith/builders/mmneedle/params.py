@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 
 _COUNTS = ListOf(Value("int", minimum=1), non_empty=True)
@@ -36,6 +37,7 @@ def params_fields() -> dict[str, Any]:
                 "resample": Value("str", choices=RESAMPLE_FILTERS),
                 "reducing_gap": Value("float", minimum=1.0, nullable=True),
                 "workers": Value("int", minimum=1),
+                "executor": Value("str", choices=EXECUTORS),
             }
         ),
         "image_check": Block(

@@ -41,6 +41,7 @@ from benchsmith.builders.mmneedle.stitched_writer import (
 )
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
+from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.progress import log, progress_bar
 
@@ -148,6 +149,40 @@ class SpillRead:
             )
 
 
+def _render_locally(
+    cfg: RenderConfig,
+    sources: list[Path],
+    spec: CellSpec,
+    layouts: dict[int, list[tuple[int, ...]]],
+    pools: dict[int, pl.DataFrame],
+    partial: Path,
+) -> tuple[str, list[str]]:
+    """The pending grids on local worker processes, through a memory-mapped cell cache."""
+    cache = partial / "cells.u8"
+    shape = cache_shape(len(sources), cfg.cell_size)
+    try:  # finished grids survive a failure (resume); the cell cache never does
+        with RenderPool(cfg.workers) as workers:
+            engine = workers.call(resize_engine, (cfg.resample, cfg.reducing_gap))
+            bar = progress_bar(total=len(sources), desc="decoding sources", unit="img")
+            _, hashes = build_cell_cache(sources, cache, spec, workers, bar.update)
+            bar.close()
+            for grid, images in layouts.items():
+                tasks = [
+                    StitchTask(os.fspath(cache), shape, grid, cfg.jpeg_quality, cells)
+                    for cells in images
+                ]
+                _write_grid(
+                    partial / f"n{grid}.parquet",
+                    pools[grid]["stitched_id"].to_list(),
+                    tasks,
+                    workers,
+                    partial / f"spill-n{grid}-{uuid.uuid4().hex[:8]}",
+                )
+    finally:
+        cache.unlink(missing_ok=True)
+    return engine, hashes
+
+
 def render_mmneedle(
     plan_dir: str | Path,
     out_dir: str | Path,
@@ -182,41 +217,33 @@ def render_mmneedle(
     )
     if pending:
         log(
-            f"mmneedle render: {len(pool_ids)} source images -> {sum(len(pools[g]) for g in pending)} stitched images, {cfg.workers} workers"
+            f"mmneedle render: {len(pool_ids)} source images -> "
+            f"{sum(len(pools[g]) for g in pending)} stitched images, {cfg.workers} workers"
+            + (" on Ray" if cfg.executor == "ray" else "")
         )
-        cache = partial / "cells.u8"
         spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
-        shape = cache_shape(len(pool_ids), cfg.cell_size)
         slot = {image_id: k for k, image_id in enumerate(pool_ids)}
-        try:  # finished grids survive a failure (resume); the cell cache never does
-            with RenderPool(cfg.workers) as workers:
-                engine = workers.call(resize_engine, (cfg.resample, cfg.reducing_gap))
-                bar = progress_bar(total=len(pool_ids), desc="decoding sources", unit="img")
-                _, pool_hashes = build_cell_cache(
-                    [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
-                )
-                bar.close()
-                for grid in pending:
-                    frame = pools[grid]
-                    tasks = [
-                        StitchTask(
-                            os.fspath(cache),
-                            shape,
-                            grid,
-                            cfg.jpeg_quality,
-                            tuple(slot[c["coco_image_id"]] for c in cells),
-                        )
-                        for cells in frame["cells"].to_list()
-                    ]
-                    _write_grid(
-                        partial / f"n{grid}.parquet",
-                        frame["stitched_id"].to_list(),
-                        tasks,
-                        workers,
-                        partial / f"spill-n{grid}-{uuid.uuid4().hex[:8]}",
-                    )
-        finally:
-            cache.unlink(missing_ok=True)
+        sources = [images_dir / file_of[i] for i in pool_ids]
+        layouts = {
+            g: [
+                tuple(slot[c["coco_image_id"]] for c in cells)
+                for cells in pools[g]["cells"].to_list()
+            ]
+            for g in pending
+        }
+        if cfg.executor == "ray":
+            from benchsmith.builders.mmneedle.render_ray import render_on_ray
+
+            engine, pool_hashes = render_on_ray(
+                ExecutorConfig("ray", cfg.workers),
+                sources,
+                spec,
+                cfg.jpeg_quality,
+                {g: (pools[g]["stitched_id"].to_list(), layouts[g]) for g in pending},
+                lambda g: partial / f"n{g}.parquet",
+            )
+        else:
+            engine, pool_hashes = _render_locally(cfg, sources, spec, layouts, pools, partial)
         pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
     else:
         log("mmneedle render: every grid already rendered for this plan and settings; reusing them")

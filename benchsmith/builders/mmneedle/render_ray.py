@@ -78,11 +78,13 @@ class RayCells:
 
     def fill(self, on_done: Callable[[int], object] | None = None) -> list[str]:
         """Submit every phase-1 task; wait for the digests (the cells stay in the cluster)."""
-        remote = self.ray.remote(_fill).options(max_retries=self.executor.max_retries)
+        remote = self.ray.remote(_fill)
+        retries = self.executor.max_retries
         digest_refs = []
         for start in range(0, len(self.sources), FILL_BATCH):
             batch = self.sources[start : start + FILL_BATCH]
-            refs = remote.options(num_returns=len(batch) + 1).remote(batch, self.spec, max_pixels())
+            task = remote.options(num_returns=len(batch) + 1, max_retries=retries)
+            refs = task.remote(batch, self.spec, max_pixels())
             self.refs.extend(refs[:-1])
             digest_refs.append(refs[-1])
         for ref in digest_refs:
