@@ -134,3 +134,18 @@ def multi_build(tmp_path_factory) -> dict[str, Path]:
                  "--out", str(paths["plan"])]) == 0  # fmt: skip
     assert main(["publish", "multi", str(paths["plan"]), "--out", str(paths["published"])]) == 0
     return paths
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray (2 CPUs, a small object store) shared by every test that runs on Ray; the
+    executors see it running and leave it up."""
+    ray = pytest.importorskip("ray", reason="the ray extra is part of [dev]")
+    ray.init(
+        num_cpus=2,
+        object_store_memory=256 * 1024**2,
+        include_dashboard=False,
+        logging_level="ERROR",
+    )
+    yield ray
+    ray.shutdown()

@@ -1,0 +1,84 @@
+"""Both executors: results in task order, task errors as themselves, bounded and retried."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core.errors import BenchsmithError, SourceError
+from benchsmith.core.executor import (
+    ExecutorConfig,
+    LocalExecutor,
+    RayExecutor,
+    open_executor,
+)
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def fail_on_seven(x: int) -> int:
+    if x == 7:
+        raise SourceError("corrupt JPEG data (premature end)", path=f"val2014/{x}.jpg", fix="fetch")
+    return x
+
+
+def die_once(marker: str) -> int:
+    """Kills its worker process the first time (as a node lost mid-task would)."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("died", encoding="utf-8")
+        os._exit(1)
+    return os.getpid()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_map_keeps_task_order(workers):
+    with LocalExecutor(workers) as executor:
+        assert list(executor.map(square, range(50), chunksize=3)) == [x * x for x in range(50)]
+        assert executor.call(square, 9) == 81
+
+
+def test_ray_map_keeps_task_order_with_a_small_window(ray_cluster):
+    with RayExecutor(2, window=2) as executor:
+        assert executor.workers == 2
+        assert list(executor.map(square, range(50), chunksize=3)) == [x * x for x in range(50)]
+        assert executor.call(square, 9) == 81
+    assert ray_cluster.is_initialized()  # a Ray it did not start is left running
+
+
+@pytest.mark.parametrize("kind", ["local", "ray"])
+def test_a_task_error_is_raised_as_itself(kind, request):
+    if kind == "ray":
+        request.getfixturevalue("ray_cluster")
+    executor = open_executor(ExecutorConfig(kind, 2))
+    with executor, pytest.raises(SourceError, match="premature end") as err:
+        list(executor.map(fail_on_seven, range(20), chunksize=2))
+    assert "val2014/7.jpg" in str(err.value)
+
+
+def test_a_ray_task_whose_worker_dies_is_retried(ray_cluster, tmp_path):
+    marker = tmp_path / "died-once"
+    with RayExecutor(2, max_retries=2) as executor:
+        assert isinstance(executor.call(die_once, str(marker)), int)
+    assert marker.read_text(encoding="utf-8") == "died"
+
+
+def test_without_retries_a_dead_worker_is_an_error(ray_cluster, tmp_path):
+    with RayExecutor(2, max_retries=0) as executor, pytest.raises(Exception) as err:
+        executor.call(die_once, str(tmp_path / "marker"))
+    assert not isinstance(err.value, SourceError)
+
+
+def test_bad_settings_are_clear_errors(monkeypatch):
+    with pytest.raises(BenchsmithError, match="(?s)unknown executor 'rey'.*local, ray"):
+        ExecutorConfig("rey")
+    with pytest.raises(BenchsmithError, match="whole number"):
+        ExecutorConfig("local", -1)
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    with pytest.raises(BenchsmithError, match=r"pip install 'benchsmith\[ray\]'"), RayExecutor(1):
+        pass
