@@ -140,7 +140,8 @@ def multi_build(tmp_path_factory) -> dict[str, Path]:
 def ray_cluster():
     """A local Ray (2 CPUs, a small object store) shared by every test that runs on Ray; the
     executors see it running and leave it up."""
-    ray = pytest.importorskip("ray", reason="the ray extra is part of [dev]")
+    import ray  # the ray extra is part of [dev]: a missing Ray is a failure, not a skip
+
     ray.init(
         num_cpus=2,
         object_store_memory=256 * 1024**2,

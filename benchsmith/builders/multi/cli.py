@@ -45,7 +45,11 @@ def add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=("tesseract", "easyocr"),
                         help="OCR engine (default: multi.ocr.backend, tesseract)")  # fmt: skip
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="OCR processes (default: multi.ocr.workers, 1)")  # fmt: skip
+                        help="OCR processes, or Ray tasks at once (default: multi.ocr.workers, 1)")  # fmt: skip
+    parser.add_argument("--executor", choices=("local", "ray"),
+                        help="where pages are read: local processes or a Ray cluster "
+                        "($RAY_ADDRESS, else a Ray started here); the same records either way "
+                        "(default: multi.ocr.executor, local)")  # fmt: skip
     parser.add_argument("--cache", type=Path, metavar="DIR",
                         help="OCR cache by page sha256 and engine (default: multi.ocr.cache_dir, "
                         ".benchsmith/ocr-cache)")  # fmt: skip
@@ -64,6 +68,7 @@ def run_ocr(args: argparse.Namespace) -> int:
     settings = OcrSettings(
         backend=args.backend or knobs.get("backend") or "tesseract",
         workers=args.workers or int(knobs.get("workers") or 1),
+        executor=args.executor or knobs.get("executor") or "local",
         cache_dir=Path(args.cache or knobs.get("cache_dir") or ".benchsmith/ocr-cache"),
     )
     report = convert_exams(Path(exams), args.out, settings)

@@ -27,13 +27,13 @@ import base64
 import functools
 import json
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import ExecutorConfig, open_executor
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.progress import log, progress
 
@@ -58,6 +58,7 @@ def reader_digest() -> str:
 class OcrSettings:
     backend: str = "tesseract"
     workers: int = 1
+    executor: str = "local"  # or "ray": where pages are read, never what is read
     cache_dir: Path = Path(".benchsmith/ocr-cache")
 
 
@@ -210,9 +211,10 @@ def convert_scans(root: Path, done: Converted, settings: OcrSettings) -> dict[st
     key = read_key(folder)
     pages = sorted(folder.glob("*.png"))
     jobs = [(p, settings.backend, settings.cache_dir) for p in pages]
-    if settings.workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(settings.workers) as pool:
-            results = list(progress(pool.map(_ocr_job, jobs), total=len(jobs), desc="OCR",
+    if settings.executor == "ray" or (settings.workers > 1 and len(jobs) > 1):
+        config = ExecutorConfig(settings.executor, settings.workers)
+        with open_executor(config) as executor:
+            results = list(progress(executor.map(_ocr_job, jobs), total=len(jobs), desc="OCR",
                                     unit="page"))  # fmt: skip
     else:
         results = [_ocr_job(j) for j in progress(jobs, total=len(jobs), desc="OCR", unit="page")]

@@ -9,6 +9,7 @@ from benchsmith.core.schema import Block, ListOf, Value
 
 
 def params_fields() -> dict[str, Any]:
+    from benchsmith.core.executor import EXECUTORS
     from benchsmith.images.ocr import BACKENDS
 
     return {
@@ -17,6 +18,7 @@ def params_fields() -> dict[str, Any]:
             {
                 "backend": Value("str", choices=tuple(BACKENDS)),
                 "workers": Value("int", minimum=1),
+                "executor": Value("str", choices=EXECUTORS),
                 "cache_dir": Value("path"),
             }
         ),

@@ -70,3 +70,19 @@ def test_bad_pages_are_counted_skips_and_the_rest_is_kept(multi_build, tmp_path)
         ("html/q_0005.html", "NO_ANSWER_KEY"),
     }
     assert report["by_kind"] == {"html": 2, "scan": 14}  # everything else converted
+
+
+def test_pages_read_on_ray_give_the_same_records(ray_cluster, multi_build, tmp_path):
+    """Every sample page read again (an empty OCR cache) by Ray tasks: the converted folder is
+    the one the local run wrote, byte for byte."""
+    from benchsmith.cli import main
+
+    out = tmp_path / "converted"
+    argv = ["build", "multi", "ocr", "--exams", str(multi_build["exams"]), "--executor", "ray",
+            "--workers", "2", "--cache", str(tmp_path / "cache"), "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert sorted(p.name for p in (tmp_path / "cache").rglob("*.json"))  # really read, not cached
+    local = multi_build["converted"]
+    mine = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(local): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    assert mine == theirs
