@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -121,14 +121,18 @@ def _batches(items: Iterable[tuple[K, bytes]], size: int) -> Iterator[list[tuple
 
 
 def hash_images(
-    items: Iterable[tuple[K, bytes]], *, workers: int = 1, total: int | None = None
+    items: Iterable[tuple[K, bytes]],
+    *,
+    workers: int = 1,
+    total: int | None = None,
+    executor: str = "local",
 ) -> tuple[dict[K, ImageHashes], dict[K, str]]:
     """Hash ``(key, image bytes)`` items: ``(hashes by key, error text by key)``.
 
     Undecodable images land in the error dict (the caller counts and reports the skips).
-    Both dicts follow the input order, whatever ``workers`` is: batches go to the pool in
-    order and ``map`` returns results in order. Only one batch of bytes is held at a time.
-    Keys must be unique.
+    Both dicts follow the input order, whatever ``workers`` or ``executor`` (``local``
+    processes or ``ray`` tasks) is: batches go out in order and come back in order. Only a
+    bounded number of batches of bytes is held at a time. Keys must be unique.
     """
     hashes: dict[K, ImageHashes] = {}
     errors: dict[K, str] = {}
@@ -142,9 +146,19 @@ def hash_images(
         else:
             errors[key] = error or "cannot decode image"
 
-    if workers <= 1:
+    if workers <= 1 and executor == "local":
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
+        return hashes, errors
+    if executor == "ray":
+        from benchsmith.core.executor import RayExecutor
+
+        with RayExecutor(workers if workers > 1 else 0) as ray_executor:
+            done = progress(
+                _on_ray(ray_executor, items), total=total, desc="hashing images", unit="img"
+            )
+            for key, result in done:
+                record(key, result)
         return hashes, errors
     context = multiprocessing.get_context("forkserver")
     size = workers * _BATCH_PER_WORKER
@@ -158,6 +172,22 @@ def hash_images(
         for key, result in done:
             record(key, result)
     return hashes, errors
+
+
+def _on_ray(
+    executor: Any, items: Iterable[tuple[K, bytes]]
+) -> Iterator[tuple[K, tuple[ImageHashes | None, str | None]]]:
+    """Items through Ray tasks of ``_BATCH_PER_WORKER`` images, keys kept here in order."""
+    keys: list[K] = []
+
+    def data() -> Iterator[bytes]:
+        for key, image_bytes in items:
+            keys.append(key)
+            yield image_bytes
+
+    task = partial(_hash_or_error, limit=max_pixels())
+    for index, result in enumerate(executor.map(task, data(), chunksize=_BATCH_PER_WORKER)):
+        yield keys[index], result
 
 
 def _pooled(

@@ -213,6 +213,12 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
         "--near-threshold", type=int, metavar="D", help="phash Hamming distance (default: params)"
     )
     check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
+    check.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
+        "Ray started here); the same report either way",
+    )
     add_params_option(check)
     check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
     add_metrics_option(check, "duplicate")
@@ -230,7 +236,8 @@ def run_check_images(args: argparse.Namespace) -> int:
     if threshold is None:
         threshold = int(settings.get("near_threshold", 4))
     workers = args.workers or int(settings.get("workers", 1))
-    report = check_mmneedle_images(args.plan, args.images, threshold, workers)
+    executor = args.executor or str(settings.get("executor", "local"))
+    report = check_mmneedle_images(args.plan, args.images, threshold, workers, executor)
     write_image_check(report, args.out)
     write_metrics(args.metrics, image_check_metrics(report))
     return 0

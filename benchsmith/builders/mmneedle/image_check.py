@@ -68,12 +68,19 @@ def _summarise(findings: list[Any], total: int, image_ids: dict[str, list[int]])
 
 
 def check_mmneedle_images(
-    plan_dir: str | Path, images_dir: str | Path, near_threshold: int = 4, workers: int = 1
+    plan_dir: str | Path,
+    images_dir: str | Path,
+    near_threshold: int = 4,
+    workers: int = 1,
+    executor: str = "local",
 ) -> dict[str, Any]:
     plan_dir, images_dir = Path(plan_dir), Path(images_dir)
     files = _source_files(plan_dir)
     hashes, errors = hash_images(
-        _read_source_images(files, images_dir), workers=workers, total=len(files)
+        _read_source_images(files, images_dir),
+        workers=workers,
+        total=len(files),
+        executor=executor,
     )
     if errors:
         first = next(iter(sorted(errors.items())))

@@ -44,6 +44,7 @@ def params_fields() -> dict[str, Any]:
             {
                 "near_threshold": Value("int", minimum=0, maximum=64),
                 "workers": Value("int", minimum=1),
+                "executor": Value("str", choices=EXECUTORS),
             }
         ),
     }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.base import Step
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
@@ -126,6 +127,12 @@ def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
     )
     leakage.add_argument("--workers", type=int, metavar="N", help="hashing processes (default: 1)")
     leakage.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
+        "Ray started here); the same report either way",
+    )
+    leakage.add_argument(
         "--out", type=Path, metavar="FILE", help="report path (default: PLAN_DIR/leakage.json)"
     )
     add_metrics_option(leakage, "leakage summary")
@@ -145,6 +152,7 @@ def run_leakage(args: argparse.Namespace) -> int:
         threshold,
         out_path=args.out,
         workers=args.workers or int(knobs.get("workers", 1)),
+        executor=args.executor or str(knobs.get("executor", "local")),
         roots_override=parse_roots(args.root),
     )
     summary = report["summary"]

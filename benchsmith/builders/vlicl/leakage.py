@@ -80,7 +80,9 @@ class TaskRowsLite:
         return cls(images, extras)
 
 
-def hash_all(build: VliclBuildDir, refs: dict[Key, dict], workers: int) -> dict[Key, ImageHashes]:
+def hash_all(
+    build: VliclBuildDir, refs: dict[Key, dict], workers: int, executor: str = "local"
+) -> dict[Key, ImageHashes]:
     """Pixel sha256 + pHash of every referenced image (each file read once, sha256-checked).
 
     Files are read lazily as the hasher consumes them, so memory holds one batch of encoded
@@ -88,7 +90,7 @@ def hash_all(build: VliclBuildDir, refs: dict[Key, dict], workers: int) -> dict[
     """
     keys = sorted(refs)
     items = ((key, build.read_image(refs[key])) for key in keys)
-    hashes, errors = hash_images(items, workers=workers, total=len(keys))
+    hashes, errors = hash_images(items, workers=workers, total=len(keys), executor=executor)
     if errors:
         key, message = next(iter(errors.items()))
         raise SourceError(
@@ -315,6 +317,7 @@ def check_vlicl_leakage(
     *,
     out_path: str | Path | None = None,
     workers: int = 1,
+    executor: str = "local",
     roots_override: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run every check over ``build_dir`` and write ``leakage.json`` (default inside it)."""
@@ -327,7 +330,7 @@ def check_vlicl_leakage(
     refs: dict[Key, dict] = {}
     rows = {t: {s: TaskRowsLite.load(build, t, s, refs) for s in SPLITS} for t in build.tasks}
     log(f"vlicl leakage: hashing {len(refs)} images of {len(rows)} tasks")
-    hashes = hash_all(build, refs, workers)
+    hashes = hash_all(build, refs, workers, executor)
     episodes = revealing_episodes(build, rows)
     tasks = {t: check_task(t, rows[t], hashes, threshold, episodes.get(t)) for t in rows}
     cross = cross_task(rows, hashes, threshold)

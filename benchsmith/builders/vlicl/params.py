@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.vlicl.config import MODES, PROFILES, SAMPLERS, TASKS
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 
 _COUNT = Value("int", minimum=1)
@@ -47,6 +48,7 @@ def params_fields() -> dict[str, Any]:
             {
                 "image_threshold": Value("int", minimum=0, maximum=64),
                 "workers": Value("int", minimum=1),
+                "executor": Value("str", choices=EXECUTORS),
             }
         ),
     }
