@@ -53,6 +53,7 @@ from benchsmith.images.near_duplicate_layout import (
     radix_passes,
     sort_bits_for,
 )
+from benchsmith.images.popcount import popcount
 
 # up to this many pairs the block-wise xor matrix is cheaper than any index (and needs no JIT)
 _BRUTE_FORCE_PAIRS = 1 << 20
@@ -75,25 +76,6 @@ class PairMatches:
         return set(
             zip(self.left.tolist(), self.right.tolist(), self.distance.tolist(), strict=True)
         )
-
-
-# --- popcount -----------------------------------------------------------------------------
-
-_BYTE_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
-
-
-def popcount_lut(values: np.ndarray) -> np.ndarray:
-    """Bits set per uint64 with a byte lookup table (for NumPy < 2, which lacks bitwise_count)."""
-    values = np.ascontiguousarray(values, dtype=np.uint64)
-    per_byte = _BYTE_POPCOUNT[values.view(np.uint8)].reshape(values.shape + (8,))
-    return per_byte.sum(axis=-1, dtype=np.int64)
-
-
-def popcount(values: np.ndarray) -> np.ndarray:
-    """Bits set per uint64 (int64 result): ``np.bitwise_count`` where available."""
-    if hasattr(np, "bitwise_count"):
-        return np.bitwise_count(values).astype(np.int64)
-    return popcount_lut(values)
 
 
 # --- input checks -------------------------------------------------------------------------

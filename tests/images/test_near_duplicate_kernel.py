@@ -17,8 +17,8 @@ from benchsmith.images.near_duplicates import (
     all_pairs_baseline,
     find_cross_matches,
     find_near_duplicate_pairs,
-    popcount,
 )
+from benchsmith.images.popcount import popcount
 
 
 def random_hashes(seed: int, n: int) -> np.ndarray:

@@ -12,9 +12,8 @@ from benchsmith.images.near_duplicates import (
     find_near_duplicate_pairs,
     make_layout,
     plan_layout,
-    popcount,
-    popcount_lut,
 )
+from benchsmith.images.popcount import popcount, popcount_lut
 
 ALL_ONES = (1 << 64) - 1
 
