@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,8 @@ def ray_cluster():
     """A local Ray (2 CPUs, a small object store) shared by every test that runs on Ray; the
     executors see it running and leave it up."""
     import ray  # the ray extra is part of [dev]: a missing Ray is a failure, not a skip
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline: no usage reports
 
     ray.init(
         num_cpus=2,

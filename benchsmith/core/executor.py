@@ -144,6 +144,8 @@ class RayExecutor(Executor):
         self._remote: Any = None
 
     def __enter__(self) -> RayExecutor:
+        # no usage reports to Ray's servers: a build talks to nothing but its own cluster
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         ray = _import_ray()
         if not ray.is_initialized():
             options: dict[str, Any] = {

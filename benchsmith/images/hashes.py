@@ -134,6 +134,8 @@ def hash_images(
     processes or ``ray`` tasks) is: batches go out in order and come back in order. Only a
     bounded number of batches of bytes is held at a time. Keys must be unique.
     """
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}; expected local or ray")
     hashes: dict[K, ImageHashes] = {}
     errors: dict[K, str] = {}
 
