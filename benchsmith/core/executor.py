@@ -23,9 +23,11 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
@@ -60,13 +62,8 @@ class ExecutorConfig:
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise BenchsmithError(f"max_retries must be >= 0, got {self.max_retries!r}")
 
-    def identity(self) -> dict[str, Any]:
-        """Nothing: where tasks ran never changes what a step writes (kept for symmetry with
-        the configs whose identity keys caches)."""
-        return {}
 
-
-class Executor:
+class Executor(ABC):
     """Ordered, bounded ``map`` of a picklable module-level function over tasks."""
 
     workers: int = 1
@@ -77,10 +74,11 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         return None
 
+    @abstractmethod
     def map(
         self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
     ) -> Iterator[Any]:
-        raise NotImplementedError
+        """``fn`` over ``tasks`` in chunks of ``chunksize``; results in task order."""
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         """``fn(argument)`` where the tasks run (in a worker: what it can import and see)."""
@@ -115,15 +113,32 @@ class LocalExecutor(Executor):
     ) -> Iterator[Any]:
         if self._pool is None:
             return map(fn, tasks)
-        return self._pool.imap(fn, tasks, chunksize=max(1, chunksize))
+        return self._ordered(fn, tasks, max(1, chunksize))
+
+    def _ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int) -> Iterator[Any]:
+        """At most ``2 x workers`` chunks submitted ahead of the results read (``Pool.imap``
+        would read the whole task iterable at once)."""
+        pending: deque[Any] = deque()
+        for chunk in _chunks(tasks, size):
+            pending.append(self._pool.apply_async(_run_chunk, (fn, chunk)))
+            if len(pending) >= 2 * self.workers:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
-    """A Ray task: one chunk of tasks, in order (module level, so Ray imports it by name)."""
+    """One chunk of tasks, in order (module level, so workers import it by name)."""
     return [fn(task) for task in chunk]
+
+
+def _chunks(tasks: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(tasks)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
 
 
 class RayExecutor(Executor):
@@ -146,7 +161,7 @@ class RayExecutor(Executor):
     def __enter__(self) -> RayExecutor:
         # no usage reports to Ray's servers: a build talks to nothing but its own cluster
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        ray = _import_ray()
+        ray = import_ray()
         if not ray.is_initialized():
             options: dict[str, Any] = {
                 "include_dashboard": False,
@@ -166,12 +181,12 @@ class RayExecutor(Executor):
 
     def __exit__(self, *exc: object) -> None:
         if self._started_here:
-            _import_ray().shutdown()
+            import_ray().shutdown()
             self._started_here = False
 
     def get(self, ref: Any) -> Any:
         """The value of a Ray object reference; a task's own error raised as itself."""
-        return _get(_import_ray(), ref)
+        return _get(import_ray(), ref)
 
     def map(
         self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
@@ -181,20 +196,14 @@ class RayExecutor(Executor):
         return self._ordered(fn, tasks, max(1, chunksize))
 
     def _ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int) -> Iterator[Any]:
-        ray = _import_ray()
+        ray = import_ray()
         window = self.window or 2 * self.workers
         pending: deque[Any] = deque()
-        chunk: list[Any] = []
         fn_ref = ray.put(fn)  # shipped once, not once per chunk
-        for task in tasks:
-            chunk.append(task)
-            if len(chunk) == size:
-                pending.append(self._remote.remote(fn_ref, chunk))
-                chunk = []
-                if len(pending) >= window:
-                    yield from _get(ray, pending.popleft())
-        if chunk:
+        for chunk in _chunks(tasks, size):
             pending.append(self._remote.remote(fn_ref, chunk))
+            if len(pending) >= window:
+                yield from _get(ray, pending.popleft())
         while pending:
             yield from _get(ray, pending.popleft())
 
@@ -211,7 +220,7 @@ def _get(ray: Any, ref: Any) -> Any:
         raise
 
 
-def _import_ray() -> Any:
+def import_ray() -> Any:
     try:
         import ray
     except ImportError:

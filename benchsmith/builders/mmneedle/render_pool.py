@@ -21,6 +21,7 @@ from benchsmith.builders.mmneedle.stitching import (
     load_cell_rgbx,
     render_stitched_image,
 )
+from benchsmith.core.executor import LocalExecutor
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 
@@ -183,41 +184,24 @@ def _keep_freed_memory() -> None:
         pass  # not glibc: nothing to tune
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """forkserver: safe with the threads polars/pyarrow start in the parent; preloads this
-    module and the compiled resize kernels (loaded once in the server, inherited by workers)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, "benchsmith.images.resample_kernel"])
-    return context
-
-
-class RenderPool:
-    """``imap`` over tasks, in ``workers`` processes (or in-process for one worker)."""
+class RenderPool(LocalExecutor):
+    """The local executor for the render: its fork server preloads this module and the
+    compiled resize kernels (loaded once in the server, inherited by every worker), and leaving
+    it drops this process's maps, canvases and descriptors of the cell cache."""
 
     def __init__(self, workers: int):
-        self.workers = max(1, int(workers))
-        self._pool: Any = None
-
-    def __enter__(self) -> RenderPool:
-        if self.workers > 1:
-            self._pool = _context().Pool(self.workers)
-        return self
+        super().__init__(max(1, int(workers)), [__name__, "benchsmith.images.resample_kernel"])
 
     def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.terminate() if exc[0] else self._pool.close()
-            self._pool.join()
+        super().__exit__(*exc)
         _maps.clear()
         _canvases.clear()
         _close_fds()
 
-    def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
-        """``fn(argument)`` in a worker (in-process for one worker)."""
-        return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
-
     def imap(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8
     ) -> Iterator[Any]:
-        if self._pool is None or len(tasks) <= chunksize:
+        """``map``, in this process when the tasks fit in one chunk (no round trip)."""
+        if len(tasks) <= chunksize:
             return map(fn, tasks)
-        return self._pool.imap(fn, tasks, chunksize=chunksize)
+        return self.map(fn, tasks, chunksize=chunksize)

@@ -30,7 +30,7 @@ from benchsmith.builders.mmneedle.stitching import (
     load_cell_rgbx,
     render_stitched_image,
 )
-from benchsmith.core.executor import ExecutorConfig, RayExecutor, _import_ray
+from benchsmith.core.executor import ExecutorConfig, RayExecutor, import_ray
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress_bar
@@ -69,7 +69,7 @@ class RayCells:
     """The cell of every source, as object references, filled once per render."""
 
     def __init__(self, executor: RayExecutor, sources: Sequence[Path], spec: CellSpec):
-        self.ray = _import_ray()
+        self.ray = import_ray()
         self.executor = executor
         self.sources = [str(p) for p in sources]
         self.spec = spec
