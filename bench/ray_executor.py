@@ -1,4 +1,4 @@
-"""The Ray executor against the local one: the same render and the same OCR, 1 and 2 CPUs.
+"""The Ray executor against the local one: the same render, OCR and ScanNet frame extraction.
 
 Why: ``--executor ray`` exists for builds that outgrow one machine; on one machine it should
 cost little more than the local worker processes, so that the numbers measured here can be
@@ -10,6 +10,10 @@ scaled to a cluster (``bench/README.md`` does that on paper). Each run is a fres
   executor=...)``;
 * **ocr**: ``convert_exams`` of the sample exam sources (8 scanned pages, the whole page reader,
   Tesseract) with an empty OCR cache, ``OcrSettings(workers=N, executor=...)``;
+* **frames**: MMIU's ScanNet frame extraction (``scene_pairs.all_frame_pairs``, one task per
+  scene: every frame's depth decoded and reprojected into the next) over 16 synthetic scenes of
+  150 frames whose depth is ScanNet's 640x480 (the sample scenes' 80x60 depth, upscaled 8x, with
+  the depth intrinsics scaled to match), the sample profile's frame limits;
 
 for N in 1 and 2 and both executors. Reported: wall time, **start-up** (the executor ready to
 take tasks: the fork server and its first worker, or ``ray.init`` on this machine and a first
@@ -17,7 +21,8 @@ task's round trip, measured in a separate fresh interpreter), throughput excludi
 and ray / local. Both executors must write the same bytes (checked: the stitched parquet and
 the converted records).
 
-Run ``python bench/ray_executor.py`` (~4 min) or ``--quick`` (the render only, 1 round).
+Run ``python bench/ray_executor.py`` (~6 min) or ``--quick`` (render and frames, smaller, 1
+round).
 Results go to ``bench/results/ray_executor.json``.
 """
 
@@ -65,6 +70,20 @@ if __name__ == "__main__":
         cfg = RenderConfig(workers=job["cpus"], executor=job["executor"])
         render_mmneedle(job["plan"], job["out"], cfg, job["images"])
         print(json.dumps({"wall_s": time.perf_counter() - start, "digest": digest(job["out"])}))
+    elif job["what"] == "frames":
+        from benchsmith.builders.mmiu.config import MmiuConfig
+        from benchsmith.builders.mmiu.images import ImageSources
+        from benchsmith.builders.mmiu.scene_pairs import all_frame_pairs
+        from benchsmith.builders.mmiu.scenes import load_scenes
+        from benchsmith.core.executor import ExecutorConfig
+        choice = MmiuConfig.from_params({}, "sample").frames
+        root = Path(job["scannet"])
+        with ImageSources(scannet=root) as sources:
+            scenes = load_scenes(root, "all", sources)
+            pairs = all_frame_pairs(scenes, choice, ExecutorConfig(job["executor"], job["cpus"]))
+        text = json.dumps([[s.scene_id, p.first, p.second, p.overlap] for s, p in pairs])
+        wall = time.perf_counter() - start
+        print(json.dumps({"wall_s": wall, "digest": hashlib.sha256(text.encode()).hexdigest()}))
     else:
         from benchsmith.builders.multi.convert import OcrSettings, convert_exams
         settings = OcrSettings(workers=job["cpus"], executor=job["executor"], cache_dir=Path(job["cache"]))
@@ -85,9 +104,21 @@ def run_child(job: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def upscale_depth(root: Path, factor: int) -> int:
+    """Every scene's ``.sens`` at ``factor`` times its depth size; returns the frames."""
+    from benchsmith.sources.scannet.sens_writer import upscale_depth as upscale_stream
+
+    return sum(upscale_stream(sens, factor) for sens in sorted(root.glob("scans/*/*.sens")))
+
+
 def prepare(work: Path, quick: bool) -> dict:
     from render_case import prepare_case
 
+    from benchsmith.sources.scannet.sample import write_sample_scannet
+
+    scannet = write_sample_scannet(work / "ScanNet", n_scenes=4 if quick else 16,
+                                   n_frames=60 if quick else 150)  # fmt: skip
+    frames = upscale_depth(scannet, 8)
     case = prepare_case(work, 4, 96 if quick else 400, 120 if quick else 500)
     exams = work / "exams"
     subprocess.run(
@@ -96,16 +127,16 @@ def prepare(work: Path, quick: bool) -> dict:
         capture_output=True,
     )
     return {"plan": str(case.plan_dir), "images": str(case.images_dir), "exams": str(exams),
-            "images_count": case.pool_size, "pages": len(list((exams / "pages").glob("*.png")))}  # fmt: skip
+            "scannet": str(scannet), "frames": frames, "images_count": case.pool_size, "pages": len(list((exams / "pages").glob("*.png")))}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="render only, smaller case")
+    parser.add_argument("--quick", action="store_true", help="render and frames, smaller cases")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each setting (median)")
     args = parser.parse_args(argv)
     rounds = 1 if args.quick else args.rounds
-    workloads = ("render",) if args.quick else ("render", "ocr")
+    workloads = ("render", "frames") if args.quick else ("render", "ocr", "frames")
     results: dict = {"startup": {}, "runs": {}}
     with tempfile.TemporaryDirectory(prefix="bench-ray-") as tmp:
         work = Path(tmp)
@@ -119,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                     "with_shutdown_s": statistics.median(t["with_shutdown_s"] for t in times),
                 }
         for what in workloads:
-            units = inputs["images_count"] if what == "render" else inputs["pages"]
+            units = {"render": inputs["images_count"], "ocr": inputs["pages"],
+                     "frames": inputs["frames"]}[what]  # fmt: skip
             for cpus in CPUS:
                 for executor in EXECUTORS:
                     walls, digests = [], set()

@@ -20,6 +20,7 @@ exactly as with ``local``. Ray is an optional dependency (``pip install 'benchsm
 
 from __future__ import annotations
 
+import argparse
 import logging
 import multiprocessing
 import os
@@ -99,7 +100,9 @@ class LocalExecutor(Executor):
             context = multiprocessing.get_context("forkserver")
             if self.preload:
                 context.set_forkserver_preload(self.preload)
-            self._pool = context.Pool(self.workers)
+            user_chose = any(os.environ.get(name) for name in MATH_THREAD_VARIABLES)
+            initializer = None if user_chose else one_math_thread
+            self._pool = context.Pool(self.workers, initializer=initializer)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -128,6 +131,25 @@ class LocalExecutor(Executor):
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
+
+
+MATH_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_math_thread() -> None:
+    """Pool initializer: this worker runs one BLAS/OpenMP thread, unless the user chose a count
+    (any of :data:`MATH_THREAD_VARIABLES` set when the pool started).
+
+    Why: the workers are the parallelism. numpy's OpenBLAS otherwise runs a thread per core in
+    every worker, and on 2 cores two workers' matrix products fight over them: the ScanNet frame
+    extraction ran 1.6x *slower* on 2 workers than on 1 (``bench/ray_executor.py``). The limit
+    is applied in the worker (threadpoolctl), because the fork server, and the numpy it
+    imported, may have started before this pool. Ray does the same for its tasks."""
+    from threadpoolctl import threadpool_limits
+
+    for name in MATH_THREAD_VARIABLES:
+        os.environ[name] = "1"  # for libraries the task imports later
+    threadpool_limits(limits=1)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
@@ -236,3 +258,35 @@ def open_executor(config: ExecutorConfig, preload: Sequence[str] = ()) -> Execut
     if config.kind == "ray":
         return RayExecutor(config.workers, config.address, config.max_retries)
     return LocalExecutor(config.workers, preload)
+
+
+def add_executor_arguments(
+    parser: argparse.ArgumentParser, work: str, params_key: str, default_workers: int = 1
+) -> None:
+    """``--executor`` and ``--workers`` for a step whose ``work`` runs on an executor; both
+    default to ``<params_key>.executor`` / ``.workers`` in ``params.yaml``."""
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help=f"where {work}: local worker processes, or a Ray cluster ($RAY_ADDRESS, else a "
+        f"Ray started here); the output bytes are the same (default: {params_key}.executor, "
+        "else local)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help=f"worker processes, or Ray tasks at once; 0: every core (default: "
+        f"{params_key}.workers, else {default_workers})",
+    )
+
+
+def executor_config(
+    args: argparse.Namespace, knobs: dict[str, Any], default_workers: int = 1
+) -> ExecutorConfig:
+    """The executor a step runs on: its flags, else its ``params.yaml`` block ``knobs``."""
+    workers = args.workers if args.workers is not None else knobs.get("workers")
+    return ExecutorConfig(
+        kind=args.executor or str(knobs.get("executor") or "local"),
+        workers=int(default_workers if workers is None else workers),
+    )

@@ -61,10 +61,13 @@ class CurateConfig:
         return int(next(s.seed for s in self.stages.values() if hasattr(s, "seed")))
 
     def hashable(self) -> dict[str, Any]:
-        """Settings as plain JSON in their params layout, for the params hash and the card."""
+        """Settings as plain JSON in their params layout, for the params hash and the card;
+        a stage's ``run_only`` settings (workers, executor) are left out: they change no byte."""
         data: dict[str, Any] = {}
         for stage in STAGES:
             values = plain(self.stages[stage.name])
+            for name in stage.run_only:
+                values.pop(name, None)
             if stage.params_key is None:
                 data.update(values)
             else:

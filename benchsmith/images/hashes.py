@@ -23,12 +23,9 @@ function :func:`hash_images` records them per key instead (counted skips, never 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 from collections.abc import Hashable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from itertools import islice
 from typing import Any, TypeVar
 
 import numpy as np
@@ -114,12 +111,6 @@ def _hash_or_error(
         return None, str(exc).splitlines()[0]
 
 
-def _batches(items: Iterable[tuple[K, bytes]], size: int) -> Iterator[list[tuple[K, bytes]]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
-
-
 def hash_images(
     items: Iterable[tuple[K, bytes]],
     *,
@@ -134,8 +125,10 @@ def hash_images(
     processes or ``ray`` tasks) is: batches go out in order and come back in order. Only a
     bounded number of batches of bytes is held at a time. Keys must be unique.
     """
-    if executor not in ("local", "ray"):
-        raise ValueError(f"unknown executor {executor!r}; expected local or ray")
+    from benchsmith.core.executor import ExecutorConfig, open_executor
+
+    # local: `workers` processes; ray: that many tasks at once, or every CPU of the cluster
+    config = ExecutorConfig(executor, workers if workers > 1 else 0)  # checks the name first
     hashes: dict[K, ImageHashes] = {}
     errors: dict[K, str] = {}
 
@@ -152,34 +145,18 @@ def hash_images(
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
         return hashes, errors
-    if executor == "ray":
-        from benchsmith.core.executor import RayExecutor
-
-        with RayExecutor(workers if workers > 1 else 0) as ray_executor:
-            done = progress(
-                _on_ray(ray_executor, items), total=total, desc="hashing images", unit="img"
-            )
-            for key, result in done:
-                record(key, result)
-        return hashes, errors
-    context = multiprocessing.get_context("forkserver")
-    size = workers * _BATCH_PER_WORKER
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        done = progress(
-            _pooled(pool, _batches(items, size), workers),
-            total=total,
-            desc="hashing images",
-            unit="img",
-        )
+    with open_executor(config) as pool:
+        done = progress(_mapped(pool, items), total=total, desc="hashing images", unit="img")
         for key, result in done:
             record(key, result)
     return hashes, errors
 
 
-def _on_ray(
+def _mapped(
     executor: Any, items: Iterable[tuple[K, bytes]]
 ) -> Iterator[tuple[K, tuple[ImageHashes | None, str | None]]]:
-    """Items through Ray tasks of ``_BATCH_PER_WORKER`` images, keys kept here in order."""
+    """Items through the executor in chunks of ``_BATCH_PER_WORKER`` images (at most
+    ``2 x workers`` chunks in flight), keys kept here in order."""
     keys: list[K] = []
 
     def data() -> Iterator[bytes]:
@@ -190,14 +167,3 @@ def _on_ray(
     task = partial(_hash_or_error, limit=max_pixels())
     for index, result in enumerate(executor.map(task, data(), chunksize=_BATCH_PER_WORKER)):
         yield keys[index], result
-
-
-def _pooled(
-    pool: ProcessPoolExecutor, batches: Iterator[list[tuple[K, bytes]]], workers: int
-) -> Iterator[tuple[K, tuple[ImageHashes | None, str | None]]]:
-    for batch in batches:
-        keys = [key for key, _ in batch]
-        chunk = max(1, len(batch) // (4 * workers))
-        task = partial(_hash_or_error, limit=max_pixels())
-        results = pool.map(task, [data for _, data in batch], chunksize=chunk)
-        yield from zip(keys, results, strict=True)

@@ -153,6 +153,9 @@ class Stage(ABC):
     undecided_reasons: ClassVar[frozenset[str]] = frozenset()
     flags: ClassVar[tuple[Flag, ...]] = ()
     card_section: ClassVar[str] = ""
+    # settings that choose where the work runs (processes, a Ray cluster), not what is decided:
+    # left out of the params hash and the card, so the curated bytes do not depend on them
+    run_only: ClassVar[frozenset[str]] = frozenset()
 
     def settings_from(self, block: Mapping[str, Any] | None) -> Any:
         """Settings from its params block; an unknown key is an error naming the valid ones."""

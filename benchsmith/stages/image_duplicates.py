@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.stages.base import Flag, Stage, StageContext, StageDecision, StageResult
 
 
@@ -23,10 +24,11 @@ class ImageSettings:
     enabled: bool = True
     near_threshold: int = 4  # phash Hamming distance counted as a near duplicate
     against_splits: tuple[str, ...] = ()  # e.g. ("support",) when curating "query"
-    workers: int = 1
+    workers: int = 1  # hashing processes, or Ray tasks at once (run_only: not hashed)
+    executor: str = "local"  # local processes or a Ray cluster (run_only: not hashed)
 
 
-def _hash_view(view: Any, wanted: set[str] | None, workers: int):
+def _hash_view(view: Any, wanted: set[str] | None, settings: ImageSettings):
     """Hashes keyed by (sample id, image position); images stream through in batches."""
     from benchsmith.images.hashes import hash_images
 
@@ -35,7 +37,7 @@ def _hash_view(view: Any, wanted: set[str] | None, workers: int):
         for sample in view.iter_samples(with_images=True, only=wanted)
         for k, data in enumerate(sample.images)
     )
-    return hash_images(items, workers=workers)
+    return hash_images(items, workers=settings.workers, executor=settings.executor)
 
 
 class ImageDuplicatesStage(Stage):
@@ -47,6 +49,7 @@ class ImageDuplicatesStage(Stage):
     )
     params_key = "images"
     settings_type = ImageSettings
+    run_only = frozenset({"workers", "executor"})
     reasons = {
         "DUPLICATE_IMAGE": "an image is pixel-identical to another image of the sample or of a "
         "reference split",
@@ -68,6 +71,16 @@ class ImageDuplicatesStage(Stage):
             "near_threshold",
             "phash Hamming distance for near dups",
             type=int,
+        ),
+        Flag(
+            "--image-workers", "workers", "image hashing processes, or Ray tasks at once", type=int
+        ),  # fmt: skip
+        Flag(
+            "--image-executor",
+            "executor",
+            "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
+            "Ray started here); the same decisions and bytes either way",
+            choices=EXECUTORS,
         ),
     )
     card_section = """\
@@ -99,14 +112,14 @@ Findings: {% for k, n in report.findings.items() %}{{ k }} {{ n }}{% if not loop
 
         view = context.view
         alive = [s.sample_id for s in samples]
-        hashes, errors = _hash_view(view, set(alive), settings.workers)
+        hashes, errors = _hash_view(view, set(alive), settings)
         per_sample: dict[str, list] = {sid: [] for sid in alive}
         for (sid, _k), value in sorted(hashes.items()):
             per_sample[sid].append(value)
         findings = list(duplicates_within_samples(per_sample, settings.near_threshold))
         for split in settings.against_splits:
             other = DatasetView(view.dataset_dir, view.config, split, view.columns)
-            reference, ref_errors = _hash_view(other, None, settings.workers)
+            reference, ref_errors = _hash_view(other, None, settings)
             found = duplicates_across(hashes, reference, settings.near_threshold)
             findings.extend(replace(f, scope=f"across_splits:{split}") for f in found)
             errors.update({("reference", split, *k): v for k, v in ref_errors.items()})

@@ -289,3 +289,29 @@ def test_bad_inputs_name_the_file(dataset, tmp_path, capsys):
     )
     assert code == 2
     assert "vqa" in capsys.readouterr().err  # lists the configs that exist
+
+
+@pytest.mark.parametrize(
+    "run_flags",
+    [["--image-workers", "2"], ["--image-executor", "ray", "--image-workers", "2"]],
+    ids=["local-2", "ray-2"],
+)
+def test_image_stage_output_does_not_depend_on_workers_or_executor(
+    run_flags, request, dataset, tmp_path
+):
+    if "ray" in run_flags:
+        request.getfixturevalue("ray_cluster")
+    (tmp_path / "none.yaml").write_text("{}\n")
+    outs = []
+    for name, extra in (("one", []), ("many", run_flags)):
+        out = tmp_path / "runs" / name / "curated"  # same depth: same relative source roots
+        args = ["curate", str(dataset), "--config", "vqa", "--out", str(out), "--seed", "3",
+                "--no-blind", "--against-split", "support", "--params",
+                str(tmp_path / "none.yaml"), *extra]  # fmt: skip
+        assert main(args) == 0
+        outs.append(out)
+    assert drop_reason(decisions_of(outs[0])["q009"]) == "DUPLICATE_IMAGE"  # the stage ran
+    files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+    for rel in files:  # build_info.json too: workers and executor are not in the params hash
+        assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel

@@ -10,6 +10,7 @@ import pytest
 
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.executor import (
+    MATH_THREAD_VARIABLES,
     ExecutorConfig,
     LocalExecutor,
     RayExecutor,
@@ -82,3 +83,25 @@ def test_bad_settings_are_clear_errors(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     with pytest.raises(BenchsmithError, match=r"pip install 'benchsmith\[ray\]'"), RayExecutor(1):
         pass
+
+
+def blas_threads(_: object) -> list[int]:
+    import numpy  # noqa: F401 - loads OpenBLAS if the fork server had not
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+def test_local_workers_run_one_math_thread_unless_the_user_chose(monkeypatch):
+    for name in MATH_THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with LocalExecutor(2) as executor:
+        seen = list(executor.map(os.getenv, MATH_THREAD_VARIABLES))
+        threads = executor.call(blas_threads, None)
+    assert seen == ["1", "1", "1"]
+    assert threads and set(threads) == {1}  # numpy's OpenBLAS runs one thread
+    assert all(os.environ.get(name) is None for name in MATH_THREAD_VARIABLES)  # parent untouched
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the user's choice wins: no limit is imposed
+    with LocalExecutor(2) as executor:
+        assert executor.call(os.getenv, "OPENBLAS_NUM_THREADS") != "1"

@@ -67,7 +67,7 @@ def test_unknown_keys_are_errors_naming_the_valid_ones():
         config_from_params({"images": {"near_treshold": 3, "enabled": True}})
     message = str(info.value)
     assert "curate.images" in message and "near_treshold" in message
-    assert "against_splits, enabled, near_threshold, workers" in message
+    assert "against_splits, enabled, executor, near_threshold, workers" in message
     with pytest.raises(BenchsmithError, match="curate.llm settings: api_key"):
         config_from_params({"llm": {"api_key": "sk-x"}})
 
@@ -137,7 +137,9 @@ def test_hashable_keeps_the_params_layout():
         "target_size",
         "seed",
     }
-    assert data["images"] == plain(ImageSettings())
+    images = plain(ImageSettings())
+    assert {k: v for k, v in images.items() if k not in ("workers", "executor")} == data["images"]
+    assert config_from_params({"images": {"workers": 2, "executor": "ray"}}).hashable() == data
     assert data["llm"] == {"base_url": None, "concurrency": 4, "timeout_s": 60.0, "max_retries": 5}
 
 

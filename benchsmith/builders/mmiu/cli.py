@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.base import Step
+from benchsmith.core.executor import add_executor_arguments, executor_config
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
@@ -23,6 +24,7 @@ DEFAULT_SOURCES = {
     "coco": Path("data/sources/coco"),
 }
 ROOT_NAMES = ("scannet", "coco", "release")
+DEFAULT_PAIRS_CACHE = Path(".benchsmith/scannet-pairs")
 
 
 def add_roots_option(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +53,11 @@ def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
     plan.add_argument("--seed", type=int, metavar="S",
                       help="build seed (default: mmiu.seed, else the params seed)")  # fmt: skip
+    add_executor_arguments(plan, "ScanNet frames are extracted (one task per scene)", "mmiu.plan")
+    plan.add_argument("--pairs-cache", type=Path, metavar="DIR",
+                      help="keep each finished scene's frame pairs here, so a killed plan "
+                      "resumes from them (default: mmiu.plan.cache_dir, "
+                      f"{DEFAULT_PAIRS_CACHE})")  # fmt: skip
     add_params_option(plan)
     plan.add_argument("--out", type=Path, default=DEFAULT_PLAN, metavar="DIR",
                       help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})")  # fmt: skip
@@ -86,7 +93,10 @@ def run_plan(args: argparse.Namespace) -> int:
     sources = MmiuSources(
         Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
     )
-    summary = build_mmiu(config, sources, args.out)
+    knobs = section(params, "mmiu", "plan")
+    executor = executor_config(args, knobs)
+    cache = args.pairs_cache or knobs.get("cache_dir") or DEFAULT_PAIRS_CACHE
+    summary = build_mmiu(config, sources, args.out, executor, Path(cache))
     log(f"mmiu plan: {sum(summary.counts.values())} items in {len(summary.counts)} tasks "
         f"-> {args.out}")  # fmt: skip
     print_json({"counts": summary.counts, "skips": summary.skips}, args.json)
@@ -178,6 +188,7 @@ def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
     publish.add_argument("--scannet-images", choices=("reference", "embed"),
                          help="reference: ScanNet images as scene/frame/sha256 (shareable; "
                          "the default, mmiu.publish.scannet_images); embed: bytes (private use)")  # fmt: skip
+    add_executor_arguments(publish, "images are rendered (a few rows per task)", "mmiu.publish")
     add_roots_option(publish)
 
 

@@ -40,11 +40,14 @@ class MmiuFamily(Family):
 
     def publication(self, args: argparse.Namespace) -> Publication:
         from benchsmith.builders.mmiu.publication import MmiuPublication
+        from benchsmith.core.executor import executor_config
         from benchsmith.core.params import load_params, section
 
         knobs = section(load_params(args.params), "mmiu", "publish")
         images = args.scannet_images or knobs.get("scannet_images") or "reference"
-        return MmiuPublication(args.plan_dir, args.shortcuts, images, cli.parse_roots(args.root))
+        executor = executor_config(args, knobs)
+        return MmiuPublication(args.plan_dir, args.shortcuts, images, cli.parse_roots(args.root),
+                               executor)  # fmt: skip
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]

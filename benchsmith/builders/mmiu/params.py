@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.mmiu.config import MODES, PROFILES, SCANNET_IMAGES, SCENE_SPLITS, TASKS
+from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 
 _METRES = Value("float", minimum=0)
@@ -44,6 +45,13 @@ def params_fields() -> dict[str, Any]:
             }
         ),
         "jigsaw_grid": Value("int", minimum=2, maximum=4),
+        "plan": Block(
+            {
+                "executor": Value("str", choices=EXECUTORS),
+                "workers": Value("int", minimum=0),
+                "cache_dir": Value("path", nullable=True),
+            }
+        ),
         "shortcuts": Block(
             {
                 "max_gain": Value("float", minimum=0, maximum=1),
@@ -65,4 +73,8 @@ def params_fields() -> dict[str, Any]:
 
 
 def publish_fields() -> dict[str, Any]:
-    return {"scannet_images": Value("str", choices=SCANNET_IMAGES)}
+    return {
+        "scannet_images": Value("str", choices=SCANNET_IMAGES),
+        "executor": Value("str", choices=EXECUTORS),
+        "workers": Value("int", minimum=0),
+    }

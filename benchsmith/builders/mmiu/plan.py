@@ -19,11 +19,13 @@ from benchsmith import __version__
 from benchsmith.builders.mmiu.config import COCO_TASKS, SCANNET_TASKS, MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.builders.mmiu.items import finish
+from benchsmith.builders.mmiu.scene_pairs import PairsCache
 from benchsmith.builders.mmiu.scenes import load_scenes
 from benchsmith.builders.mmiu.tasks import GENERATORS
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 from benchsmith.core.atomic import atomic_directory
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import canonical_json, params_hash
 from benchsmith.core.progress import log
 from benchsmith.core.rng import derived_rng
@@ -70,12 +72,20 @@ def _check_sources(config: MmiuConfig, sources: MmiuSources) -> None:
             )
 
 
-def build_items(config: MmiuConfig, sources: MmiuSources) -> tuple[dict[str, list], Counter]:
-    """Items per task (in task order) and the counted skips."""
+def build_items(
+    config: MmiuConfig,
+    sources: MmiuSources,
+    executor: ExecutorConfig | None = None,
+    pairs_cache: Path | None = None,
+) -> tuple[dict[str, list], Counter]:
+    """Items per task (in task order) and the counted skips. ScanNet frame extraction runs on
+    ``executor`` (None: in this process) and keeps each finished scene in ``pairs_cache``
+    (None: nowhere); neither changes a byte of the items."""
     _check_sources(config, sources)
     coco_images = Path(sources.coco) / "val2014" if sources.coco else None
     with ImageSources(scannet=sources.scannet, coco_images=coco_images) as images:
-        ctx = TaskContext(config, images)
+        cache = PairsCache(Path(pairs_cache)) if pairs_cache else None
+        ctx = TaskContext(config, images, executor=executor, pairs_cache=cache)
         if any(t in SCANNET_TASKS for t in config.tasks):
             ctx.scenes = load_scenes(Path(sources.scannet), config.scene_split, images)
             log(f"mmiu plan: {len(ctx.scenes)} ScanNet scene(s)")
@@ -115,7 +125,13 @@ def task_option_report(rows: list[dict[str, Any]], strict: bool = True) -> dict[
     return report.as_dict()
 
 
-def build_mmiu(config: MmiuConfig, sources: MmiuSources, out_dir: str | Path) -> PlanSummary:
+def build_mmiu(
+    config: MmiuConfig,
+    sources: MmiuSources,
+    out_dir: str | Path,
+    executor: ExecutorConfig | None = None,
+    pairs_cache: Path | None = None,
+) -> PlanSummary:
     out_dir = Path(out_dir)
     ingest = config.mode == "ingest"
     extra: dict[str, Any] = {}
@@ -126,7 +142,7 @@ def build_mmiu(config: MmiuConfig, sources: MmiuSources, out_dir: str | Path) ->
         items, skips = ingest_items(Path(sources.release))
         extra["ingest"] = ingest_report(items)
     else:
-        items, skips = build_items(config, sources)
+        items, skips = build_items(config, sources, executor, pairs_cache)
     skip_table: dict[str, dict[str, int]] = {}
     for (task, reason), count in sorted(skips.items()):
         skip_table.setdefault(task, {})[reason] = count

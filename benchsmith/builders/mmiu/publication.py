@@ -39,15 +39,11 @@ from benchsmith.builders.mmiu.config import (
     TASKS,
 )
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG, SPLIT, features_for
-from benchsmith.builders.mmiu.images import (
-    ImageSources,
-    checked_render,
-    is_scannet,
-    ref_extension,
-    with_sha256,
-)
+from benchsmith.builders.mmiu.images import ImageSources, with_sha256
 from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
+from benchsmith.builders.mmiu.row_images import RowImageRenderer, row_images
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.progress import log
 from benchsmith.core.records import provenance
 from benchsmith.hf.layout import SplitWritten
@@ -75,17 +71,16 @@ def read_shortcuts(plan: MmiuPlanDir, path: Path) -> dict[str, Any]:
 
 
 def published_row(
-    row: dict[str, Any], info: dict[str, Any], sources: ImageSources, embed_scannet: bool
+    row: dict[str, Any],
+    info: dict[str, Any],
+    sources: ImageSources,
+    embed_scannet: bool,
+    images: list[dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """One plan item -> one published row (images rendered and checked, or referenced)."""
-    images = []
-    for ref in row["images"]:
-        if is_scannet(ref) and not embed_scannet:
-            images.append(None)
-            continue
-        where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
-        path = f"{ref['kind']}/{where}.{ref_extension(ref)}"
-        images.append({"bytes": checked_render(ref, sources), "path": path})
+    """One plan item -> one published row (images rendered and checked, or referenced);
+    ``images`` when they were already rendered (:class:`.row_images.RowImageRenderer`)."""
+    if images is None:
+        images = row_images(row["images"], sources, embed_scannet)
     out = {
         "id": row["id"],
         "task": row["task"],
@@ -151,6 +146,7 @@ class MmiuPublication(Publication):
         shortcuts: str | Path | None = None,
         scannet_images: str = "reference",
         roots_override: Mapping[str, str] | None = None,
+        executor: ExecutorConfig | None = None,
     ):
         if scannet_images not in SCANNET_IMAGES:
             raise BenchsmithError(f"--scannet-images must be one of {SCANNET_IMAGES}",
@@ -161,6 +157,8 @@ class MmiuPublication(Publication):
         self.embed_scannet = scannet_images == "embed"
         self.scannet_images = scannet_images
         self.letters: dict[str, Counter] = {}
+        self.executor = executor  # where images are rendered (None: in this process)
+        self._renderer = RowImageRenderer()
 
     def input_paths(self) -> list[Path]:
         return [self.plan.path, *(Path(r) for r in self.plan.roots.values())]
@@ -172,31 +170,41 @@ class MmiuPublication(Publication):
         return [t for t in TASKS if t in self.plan.tasks]
 
     def configs(self) -> Iterator[ConfigSpec]:
-        for task in self.tasks:
-            yield ConfigSpec(task, features_for(task), (SPLIT,),
-                             lambda split, max_bytes, task=task: self._batches(task, max_bytes))  # fmt: skip
-        yield ConfigSpec(CIRCULAR_CONFIG, features_for(CIRCULAR_CONFIG), (SPLIT,),
-                         lambda split, max_bytes: self._circular(max_bytes))  # fmt: skip
+        # The renderer (its worker pool or Ray connection) lives while the publisher writes
+        # the configs: it draws each config's batches while this generator waits at a yield.
+        with RowImageRenderer(self.executor) as renderer:
+            self._renderer = renderer
+            for task in self.tasks:
+                yield ConfigSpec(task, features_for(task), (SPLIT,),
+                                 lambda split, max_bytes, task=task: self._batches(task, max_bytes))  # fmt: skip
+            yield ConfigSpec(CIRCULAR_CONFIG, features_for(CIRCULAR_CONFIG), (SPLIT,),
+                             lambda split, max_bytes: self._circular(max_bytes))  # fmt: skip
+        self._renderer = RowImageRenderer()
 
     def _rows(self, task: str) -> Iterator[dict[str, Any]]:
         counter = self.letters.setdefault(task, Counter())
         with self.plan.image_sources() as sources:
-            for row in self.plan.rows(task):
+            rows = self.plan.rows(task)
+            for row, images in self._renderer.rendered(rows, sources, self.embed_scannet):
                 counter[row["answer"]] += 1
-                yield published_row(row, self.plan.info, sources, self.embed_scannet)
+                yield published_row(row, self.plan.info, sources, self.embed_scannet, images)
 
     def _batches(self, task: str, max_bytes: int) -> Iterator[list[dict[str, Any]]]:
         log(f"mmiu publish: {task}")
         return batched(self._rows(task), max(256 * 1024, max_bytes // 4))
 
     def _circular(self, max_bytes: int) -> Iterator[list[dict[str, Any]]]:
+        def rotations(sources: ImageSources) -> Iterator[dict[str, Any]]:
+            for task in self.tasks:
+                for row in self.plan.rows(task):
+                    yield from circular_rows(row, sources)
+
         def rows() -> Iterator[dict[str, Any]]:
             with self.plan.image_sources() as sources:
-                for task in self.tasks:
-                    for row in self.plan.rows(task):
-                        for rotated in circular_rows(row, sources):
-                            yield published_row(rotated, self.plan.info, sources,
-                                                self.embed_scannet)  # fmt: skip
+                rendered = self._renderer.rendered(rotations(sources), sources, self.embed_scannet)
+                for rotated, images in rendered:
+                    yield published_row(rotated, self.plan.info, sources, self.embed_scannet,
+                                        images)  # fmt: skip
 
         log("mmiu publish: circular")
         return batched(rows(), max(256 * 1024, max_bytes // 4))

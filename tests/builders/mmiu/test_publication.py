@@ -9,12 +9,14 @@ from pathlib import Path
 
 import datasets
 import pytest
+from PIL import Image
 
 from benchsmith.builders.mmiu.config import SCANNET_TASKS, TASKS, ShortcutGate
 from benchsmith.builders.mmiu.publication import MmiuPublication
 from benchsmith.builders.mmiu.rehydrate import rehydrate
 from benchsmith.builders.mmiu.shortcuts import check_plan
 from benchsmith.core.errors import BenchsmithError, SourceError
+from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.publish.publisher import publish
 
@@ -124,3 +126,41 @@ def test_publish_needs_a_current_passing_report(mmiu_plan, checked_plan, tmp_pat
         MmiuPublication(stale)
     with pytest.raises(BenchsmithError, match="--scannet-images"):
         MmiuPublication(checked_plan, scannet_images="bytes")
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}  # fmt: skip
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_images_rendered_on_any_executor_publish_the_same_bytes(
+    executor, request, checked_plan, embedded, tmp_path_factory
+):
+    if executor == "ray":
+        request.getfixturevalue("ray_cluster")
+    out = tmp_path_factory.mktemp(f"published_{executor}") / "mmiu"  # the depth of `embedded`
+    publication = MmiuPublication(checked_plan, scannet_images="embed",
+                                  executor=ExecutorConfig(executor, 2))  # fmt: skip
+    publish(publication, out, "1.0.0")
+    assert tree_bytes(out) == tree_bytes(embedded)  # every shard, build_info, card, croissant
+
+
+def test_a_changed_source_on_a_worker_names_it_and_keeps_the_last_publish(
+    checked_plan, mmiu_sources, tmp_path
+):
+    coco = Path(shutil.copytree(mmiu_sources.coco, tmp_path / "coco"))
+    rows = [json.loads(line) for line in
+            (checked_plan / "items" / "jigsaw_puzzle_solving.jsonl").read_text().splitlines()]  # fmt: skip
+    changed = coco / "val2014" / rows[5]["images"][0]["file"]
+    with Image.open(changed) as image:  # a valid JPEG with other pixels, same file name
+        image.convert("RGB").save(changed, "JPEG", quality=40)
+    out = tmp_path / "published"
+    publish(MmiuPublication(checked_plan), out, "1.0.0")
+    before = tree_bytes(out)
+    publication = MmiuPublication(checked_plan, roots_override={"coco": str(coco)},
+                                  executor=ExecutorConfig("local", 2))  # fmt: skip
+    with pytest.raises(SourceError) as raised:
+        publish(publication, out, "1.0.0")
+    assert raised.value.path == str(changed) and "renders to other bytes" in str(raised.value)
+    assert tree_bytes(out) == before

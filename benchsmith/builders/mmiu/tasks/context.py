@@ -17,7 +17,9 @@ import numpy as np
 
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources, image_ref
-from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames, frame_pairs
+from benchsmith.builders.mmiu.scene_pairs import PairsCache, all_frame_pairs
+from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames
+from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
@@ -35,6 +37,8 @@ class TaskContext:
     scenes: list[Scene] = field(default_factory=list)
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
+    executor: ExecutorConfig | None = None  # where frame pairs are extracted (None: here)
+    pairs_cache: PairsCache | None = None  # finished scenes' pairs, kept for a resumed run
     _file_hashes: dict[Path, str] = field(default_factory=dict)
     _pairs: list[tuple[Scene, FramePair]] | None = None
 
@@ -46,11 +50,12 @@ class TaskContext:
         return [int(i) for i in derived_rng(self.config.seed, "mmiu", task).permutation(n)]
 
     def pairs(self) -> list[tuple[Scene, FramePair]]:
-        """Every scene's frame pairs, found once (depth reprojection is the costly part) and
-        shared by the tasks that draw from them."""
+        """Every scene's frame pairs, found once (depth reprojection is the costly part, one
+        task per scene on the executor) and shared by the tasks that draw from them."""
         if self._pairs is None:
-            self._pairs = [(scene, pair) for scene in self.scenes
-                           for pair in frame_pairs(scene, self.config.frames)]  # fmt: skip
+            self._pairs = all_frame_pairs(
+                self.scenes, self.config.frames, self.executor, self.pairs_cache
+            )
         return self._pairs
 
     def far_candidates(
