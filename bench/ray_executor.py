@@ -10,20 +10,20 @@ scaled to a cluster (``bench/README.md`` does that on paper). Each run is a fres
   executor=...)``;
 * **ocr**: ``convert_exams`` of the sample exam sources (8 scanned pages, the whole page reader,
   Tesseract) with an empty OCR cache, ``OcrSettings(workers=N, executor=...)``;
-* **frames**: MMIU's ScanNet frame extraction (``scene_pairs.all_frame_pairs``, one task per
-  scene: every frame's depth decoded and reprojected into the next) over 16 synthetic scenes of
-  150 frames whose depth is ScanNet's 640x480 (the sample scenes' 80x60 depth, upscaled 8x, with
-  the depth intrinsics scaled to match), the sample profile's frame limits;
+* **frames**: MMIU's ScanNet frame extraction (``scene_pairs.survey_scenes``, one task per
+  scene: the stream indexed, every frame's depth decoded and reprojected into the next) over 8
+  synthetic scenes of 100 frames whose depth is ScanNet's 640x480 (the sample scenes' 80x60
+  depth, upscaled 8x, with the depth intrinsics scaled to match), the sample profile's frame
+  limits;
 
 for N in 1 and 2 and both executors. Reported: wall time, **start-up** (the executor ready to
 take tasks: the fork server and its first worker, or ``ray.init`` on this machine and a first
 task's round trip, measured in a separate fresh interpreter), throughput excluding start-up,
-and ray / local. Both executors must write the same bytes (checked: the stitched parquet and
-the converted records).
+and ray / local. Both executors must give the same bytes (checked: the stitched parquet, the
+converted records, the surveys: pairs and stream indexes).
 
-Run ``python bench/ray_executor.py`` (~6 min) or ``--quick`` (render and frames, smaller, 1
-round).
-Results go to ``bench/results/ray_executor.json``.
+Run ``python bench/ray_executor.py`` (~9 min) or ``--quick`` (render and frames, smaller, 1
+round). Results go to ``bench/results/ray_executor.json``.
 """
 
 from __future__ import annotations
@@ -72,16 +72,15 @@ if __name__ == "__main__":
         print(json.dumps({"wall_s": time.perf_counter() - start, "digest": digest(job["out"])}))
     elif job["what"] == "frames":
         from benchsmith.builders.mmiu.config import MmiuConfig
-        from benchsmith.builders.mmiu.images import ImageSources
-        from benchsmith.builders.mmiu.scene_pairs import all_frame_pairs
-        from benchsmith.builders.mmiu.scenes import load_scenes
+        from benchsmith.builders.mmiu.scene_pairs import survey_scenes
+        from benchsmith.builders.mmiu.scenes import scene_ids
         from benchsmith.core.executor import ExecutorConfig
         choice = MmiuConfig.from_params({}, "sample").frames
         root = Path(job["scannet"])
-        with ImageSources(scannet=root) as sources:
-            scenes = load_scenes(root, "all", sources)
-            pairs = all_frame_pairs(scenes, choice, ExecutorConfig(job["executor"], job["cpus"]))
-        text = json.dumps([[s.scene_id, p.first, p.second, p.overlap] for s, p in pairs])
+        surveys = survey_scenes(root, scene_ids(root, "all"), choice,
+                                ExecutorConfig(job["executor"], job["cpus"]))
+        text = json.dumps([[s, p.first, p.second, p.overlap, v.index.records.tolist()]
+                           for s, v in surveys.items() for p in v.pairs])
         wall = time.perf_counter() - start
         print(json.dumps({"wall_s": wall, "digest": hashlib.sha256(text.encode()).hexdigest()}))
     else:
@@ -116,8 +115,8 @@ def prepare(work: Path, quick: bool) -> dict:
 
     from benchsmith.sources.scannet.sample import write_sample_scannet
 
-    scannet = write_sample_scannet(work / "ScanNet", n_scenes=4 if quick else 16,
-                                   n_frames=60 if quick else 150)  # fmt: skip
+    scannet = write_sample_scannet(work / "ScanNet", n_scenes=4 if quick else 8,
+                                   n_frames=60 if quick else 100)  # fmt: skip
     frames = upscale_depth(scannet, 8)
     case = prepare_case(work, 4, 96 if quick else 400, 120 if quick else 500)
     exams = work / "exams"

@@ -87,6 +87,11 @@ class ImageSources:
     open_limit: int = 8
     _readers: OrderedDict = field(default_factory=OrderedDict)
     _depth_cache: OrderedDict = field(default_factory=OrderedDict)
+    _indexes: dict = field(default_factory=dict)  # scene -> SensIndex read by a worker
+
+    def adopt_index(self, scene: str, index: Any) -> None:
+        """Open ``scene``'s stream with this index (:class:`SensIndex`) instead of walking it."""
+        self._indexes[scene] = index
 
     def sens_path(self, scene: str) -> Path:
         if self.scannet is None:
@@ -109,7 +114,7 @@ class ImageSources:
                 path=path,
                 fix="point --scannet at the ScanNet copy the dataset was built from",
             )
-        reader = SensReader(path)
+        reader = SensReader(path, index=self._indexes.get(scene))
         self._readers[scene] = reader
         while len(self._readers) > self.open_limit:
             _, old = self._readers.popitem(last=False)

@@ -19,8 +19,8 @@ from benchsmith import __version__
 from benchsmith.builders.mmiu.config import COCO_TASKS, SCANNET_TASKS, MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.builders.mmiu.items import finish
-from benchsmith.builders.mmiu.scene_pairs import PairsCache
-from benchsmith.builders.mmiu.scenes import load_scenes
+from benchsmith.builders.mmiu.scene_pairs import SurveyCache, survey_scenes
+from benchsmith.builders.mmiu.scenes import load_scenes, scene_ids, scene_labels
 from benchsmith.builders.mmiu.tasks import GENERATORS
 from benchsmith.builders.mmiu.tasks.context import TaskContext
 from benchsmith.core.atomic import atomic_directory
@@ -84,10 +84,17 @@ def build_items(
     _check_sources(config, sources)
     coco_images = Path(sources.coco) / "val2014" if sources.coco else None
     with ImageSources(scannet=sources.scannet, coco_images=coco_images) as images:
-        cache = PairsCache(Path(pairs_cache)) if pairs_cache else None
-        ctx = TaskContext(config, images, executor=executor, pairs_cache=cache)
+        ctx = TaskContext(config, images)
         if any(t in SCANNET_TASKS for t in config.tasks):
-            ctx.scenes = load_scenes(Path(sources.scannet), config.scene_split, images)
+            root = Path(sources.scannet)
+            labels = scene_labels(root)
+            cache = SurveyCache(Path(pairs_cache)) if pairs_cache else None
+            surveys = survey_scenes(root, scene_ids(root, config.scene_split), config.frames,
+                                    executor, cache)  # fmt: skip
+            for scene_id, survey in surveys.items():
+                images.adopt_index(scene_id, survey.index)  # opened below without a pass
+            ctx.scenes = load_scenes(root, config.scene_split, images, labels)
+            ctx.use_pairs({s: survey.pairs for s, survey in surveys.items()})
             log(f"mmiu plan: {len(ctx.scenes)} ScanNet scene(s)")
         if any(t in COCO_TASKS for t in config.tasks):
             from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, read_captions

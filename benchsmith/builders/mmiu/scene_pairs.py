@@ -1,137 +1,174 @@
 """ScanNet frame extraction as one task per scene, on the local pool or on Ray.
 
-Why: finding a scene's frame pairs decodes the depth of nearly every frame of its ``.sens``
-stream and reprojects it into the next one. That is the part of an MMIU build that grows with
-ScanNet (about 1,500 scans, over a terabyte of streams); everything else grows with the number
-of items. Scenes are independent, so each is one task: :func:`scene_frame_pairs` opens the
-scene's stream itself (in a worker, on any node that sees the ScanNet folder) and returns its
-pairs, a few hundred bytes per scene. The executor returns them in scene order, so the pairs,
-and hence the plan, are the same bytes whichever executor and however many workers ran them.
+Why: a scene's stream is indexed (a record before every payload: on a network filesystem that
+reads most of the file) and its frame pairs are found by decoding the depth of nearly every frame
+and reprojecting it into the next. That is the part of an MMIU build that grows with ScanNet
+(about 1,500 scans, over a terabyte of streams); everything else grows with the number of items.
+Scenes are independent, so each is one task: :func:`survey_scene` opens the scene's stream
+itself (in a worker, on any node that sees the ScanNet folder) and returns a
+:class:`SceneSurvey`: the stream's index (96 bytes a frame), so the driver opens the streams it
+later renders from without walking them again, and the scene's pairs. The executor returns the
+surveys in scene order, so the pairs, and hence the plan, are the same bytes whichever executor
+and however many workers ran them.
 
-Each scene's pairs are saved as soon as they arrive (:class:`PairsCache`), so a killed plan
-resumes from the scenes already done instead of decoding every stream again.
+Each survey is saved as soon as it arrives (:class:`SurveyCache`), so a killed plan resumes
+from the scenes already done instead of reading every stream again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
 from benchsmith.builders.mmiu.config import FrameChoice
 from benchsmith.builders.mmiu.images import ImageSources
-from benchsmith.builders.mmiu.scenes import FramePair, Scene, frame_pairs, load_scene
-from benchsmith.core.atomic import atomic_write_text
+from benchsmith.builders.mmiu.scenes import FramePair, frame_pairs, load_scene
+from benchsmith.core.atomic import atomic_path
 from benchsmith.core.executor import ExecutorConfig, open_executor
-from benchsmith.core.hashing import canonical_json
+from benchsmith.core.hashing import canonical_json, sha256_file
 from benchsmith.core.progress import log, progress
+from benchsmith.sources.scannet.scene import scene_file
+from benchsmith.sources.scannet.sens import SensHeader, SensIndex
+
+CACHE_FORMAT = 2
+MATRICES = ("intrinsic_color", "extrinsic_color", "intrinsic_depth", "extrinsic_depth")
 
 
 @dataclass(frozen=True)
 class SceneJob:
-    """One scene to extract pairs from: the ScanNet root (as the workers see it) and the id."""
+    """One scene to survey: the ScanNet root (as the workers see it) and the scene id."""
 
     root: str
     scene_id: str
     choice: FrameChoice
 
 
-def scene_frame_pairs(job: SceneJob) -> list[FramePair]:
-    """Every frame pair of one scene, read from its own stream (module level: workers and Ray
-    tasks import it by name). Labels are not needed for pairs, so none are read."""
+@dataclass(frozen=True)
+class SceneSurvey:
+    index: SensIndex  # the stream's header and frame records
+    pairs: list[FramePair]  # in frame order
+
+
+def survey_scene(job: SceneJob) -> SceneSurvey:
+    """One scene's stream index and frame pairs, read from its own stream (module level:
+    workers and Ray tasks import it by name). Labels are not needed for pairs: none are read."""
     root = Path(job.root)
     with ImageSources(scannet=root) as sources:
         scene = load_scene(root, job.scene_id, sources, {})
-        return list(frame_pairs(scene, job.choice))
-
-
-CACHE_FORMAT = 1
+        pairs = list(frame_pairs(scene, job.choice))
+        return SceneSurvey(sources.reader(job.scene_id).index(), pairs)
 
 
 @dataclass(frozen=True)
-class PairsCache:
-    """Finished scenes' pairs, one JSON file per scene and frame choice, in ``folder``.
+class SurveyCache:
+    """Finished surveys, one ``.npz`` per scene and frame choice, in ``folder`` (arrays only:
+    read back without unpickling anything).
 
-    The key covers what the pairs are computed from without reading the stream again: the
-    frame choice, the stream's size and modification time, and the scene as the driver indexed
-    it (frame numbers, aligned poses, depth intrinsics). A copied, re-downloaded or edited
-    stream gets a new key, so a stale entry is never used; an entry is only ever recomputed."""
+    The key covers what a survey is computed from, without reading the stream: the frame
+    choice, the stream's size and modification time, and the scene's info file (its axis
+    alignment moves every pose). A copied, re-downloaded or edited stream gets a new key, so a
+    stale entry is never used; a damaged entry is surveyed again."""
 
     folder: Path
 
-    def path(self, scene: Scene, choice: FrameChoice) -> Path:
-        stream = (scene.directory / f"{scene.scene_id}.sens").stat()
-        digest = hashlib.sha256(canonical_json({
-            "format": CACHE_FORMAT, "scene": scene.scene_id, "choice": asdict(choice),
+    def path(self, root: Path, scene_id: str, choice: FrameChoice) -> Path:
+        stream = (root / "scans" / scene_id / f"{scene_id}.sens").stat()
+        key = canonical_json({
+            "format": CACHE_FORMAT, "scene": scene_id, "choice": asdict(choice),
             "size": stream.st_size, "mtime_ns": stream.st_mtime_ns,
-            "intrinsics": list(scene.depth_intrinsics), "frames": scene.frames,
-        }).encode())  # fmt: skip
-        for frame in scene.frames:
-            digest.update(np.ascontiguousarray(scene.poses[frame], dtype=np.float64).tobytes())
-        return self.folder / f"{scene.scene_id}-{digest.hexdigest()[:24]}.json"
+            "info": sha256_file(scene_file(root / "scans" / scene_id, ".txt")),
+        })  # fmt: skip
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+        return self.folder / f"{scene_id}-{digest}.npz"
 
-    def get(self, scene: Scene, choice: FrameChoice) -> list[FramePair] | None:
-        path = self.path(scene, choice)
+    def get(self, root: Path, scene_id: str, choice: FrameChoice) -> SceneSurvey | None:
         try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            return [FramePair(scene.scene_id, int(a), int(b), float(t), float(r), float(o))
-                    for a, b, t, r, o in rows]  # fmt: skip
-        except (OSError, ValueError, TypeError):  # absent or damaged: computed again
-            return None
+            with np.load(self.path(root, scene_id, choice), allow_pickle=False) as saved:
+                return _survey_from_arrays(scene_id, {name: saved[name] for name in saved.files})
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+            return None  # absent or damaged: surveyed again
 
-    def put(self, scene: Scene, choice: FrameChoice, pairs: list[FramePair]) -> None:
-        rows = [[p.first, p.second, p.translation_m, p.rotation_deg, p.overlap] for p in pairs]
+    def put(self, root: Path, scene_id: str, choice: FrameChoice, survey: SceneSurvey) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.path(scene, choice), json.dumps(rows) + "\n")
+        with atomic_path(self.path(root, scene_id, choice)) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **_survey_arrays(survey))
 
 
-def all_frame_pairs(
-    scenes: list[Scene],
+def _survey_arrays(survey: SceneSurvey) -> dict[str, np.ndarray]:
+    header = survey.index.header
+    scalars = {f.name: getattr(header, f.name) for f in fields(header) if f.name not in MATRICES}
+    pairs = [[p.first, p.second, p.translation_m, p.rotation_deg, p.overlap] for p in survey.pairs]
+    return {
+        "header": np.array(json.dumps(scalars, sort_keys=True)),
+        **{name: getattr(header, name) for name in MATRICES},
+        "poses": survey.index.poses,
+        "records": survey.index.records,
+        "file_size": np.array(survey.index.file_size, dtype=np.int64),
+        "pairs": np.array(pairs, dtype=np.float64).reshape(-1, 5),
+    }
+
+
+def _survey_from_arrays(scene_id: str, arrays: dict[str, np.ndarray]) -> SceneSurvey:
+    scalars = json.loads(str(arrays["header"]))
+    scalars["color_size"] = tuple(scalars["color_size"])
+    scalars["depth_size"] = tuple(scalars["depth_size"])
+    header = SensHeader(**scalars, **{name: arrays[name] for name in MATRICES})
+    index = SensIndex(header, arrays["poses"], arrays["records"], int(arrays["file_size"]))
+    if len(index.poses) != header.n_frames or index.records.shape != (header.n_frames, 6):
+        raise ValueError("survey arrays do not match the header")
+    pairs = [FramePair(scene_id, int(a), int(b), float(t), float(r), float(o))
+             for a, b, t, r, o in arrays["pairs"].tolist()]  # fmt: skip
+    return SceneSurvey(index, pairs)
+
+
+def survey_scenes(
+    root: Path,
+    scene_ids: list[str],
     choice: FrameChoice,
     executor: ExecutorConfig | None = None,
-    cache: PairsCache | None = None,
-) -> list[tuple[Scene, FramePair]]:
-    """Every scene's pairs, in scene order then frame order. Scenes in ``cache`` are read from
-    it; the others are computed (here without an executor or with one local worker, else one
-    task per scene) and saved to it as each finishes."""
-    found: dict[str, list[FramePair]] = {}
+    cache: SurveyCache | None = None,
+) -> dict[str, SceneSurvey]:
+    """Every scene's survey, in scene order. Scenes in ``cache`` are read from it; the others
+    are surveyed (here without an executor or with one local worker, else one task per scene)
+    and saved to it as each finishes."""
+    found: dict[str, SceneSurvey] = {}
     if cache is not None:
-        for scene in scenes:
-            if (pairs := cache.get(scene, choice)) is not None:
-                found[scene.scene_id] = pairs
+        for scene_id in scene_ids:
+            if (survey := cache.get(root, scene_id, choice)) is not None:
+                found[scene_id] = survey
         if found:
-            log(f"mmiu plan: frame pairs of {len(found)} of {len(scenes)} scene(s) from "
+            log(f"mmiu plan: frame pairs of {len(found)} of {len(scene_ids)} scene(s) from "
                 f"{cache.folder}")  # fmt: skip
-    todo = [scene for scene in scenes if scene.scene_id not in found]
-    for scene, pairs in _extract(todo, choice, executor):
-        found[scene.scene_id] = pairs
+    todo = [SceneJob(str(root), s, choice) for s in scene_ids if s not in found]
+    for job, survey in _surveyed(todo, executor):
+        found[job.scene_id] = survey
         if cache is not None:
-            cache.put(scene, choice, pairs)
-    return [(scene, pair) for scene in scenes for pair in found[scene.scene_id]]
+            cache.put(root, job.scene_id, choice, survey)
+    return {scene_id: found[scene_id] for scene_id in scene_ids}
 
 
-def _extract(
-    scenes: list[Scene], choice: FrameChoice, executor: ExecutorConfig | None
-) -> Iterator[tuple[Scene, list[FramePair]]]:
-    """``(scene, its pairs)`` in scene order, with a progress bar."""
+def _surveyed(
+    jobs: list[SceneJob], executor: ExecutorConfig | None
+) -> Iterator[tuple[SceneJob, SceneSurvey]]:
+    """``(job, survey)`` in job order, with a progress bar."""
     in_process = executor is None or (executor.kind == "local" and executor.workers == 1)
-    if in_process or not scenes:
-        yield from _by_scene(scenes, (list(frame_pairs(scene, choice)) for scene in scenes))
+    if in_process or not jobs:
+        yield from _paired(jobs, map(survey_scene, jobs))
         return
-    jobs = [SceneJob(str(scene.directory.parent.parent), scene.scene_id, choice)
-            for scene in scenes]  # fmt: skip
     with open_executor(executor, preload=[__name__]) as pool:
         log(f"mmiu plan: frame pairs of {len(jobs)} scene(s) on {executor.kind} "
             f"({pool.workers} worker(s))")  # fmt: skip
-        yield from _by_scene(scenes, pool.map(scene_frame_pairs, jobs))
+        yield from _paired(jobs, pool.map(survey_scene, jobs))
 
 
-def _by_scene(
-    scenes: list[Scene], found: Iterable[list[FramePair]]
-) -> Iterator[tuple[Scene, list[FramePair]]]:
-    found = progress(found, total=len(scenes), desc="frame pairs", unit="scene")
-    yield from zip(scenes, found, strict=True)
+def _paired(
+    jobs: list[SceneJob], surveys: Iterable[SceneSurvey]
+) -> Iterator[tuple[SceneJob, SceneSurvey]]:
+    surveys = progress(surveys, total=len(jobs), desc="frame pairs", unit="scene")
+    yield from zip(jobs, surveys, strict=True)

@@ -98,11 +98,19 @@ def load_scene(root: Path, scene_id: str, sources: ImageSources, labels) -> Scen
     return Scene(scene_id, directory, info, poses, (fx, fy, cx, cy), sources, labels)
 
 
-def load_scenes(root: Path, split: str, sources: ImageSources) -> list[Scene]:
+def scene_labels(root: Path) -> dict[str, tuple[str, str]]:
+    """The label map every scene's boxes are named with (checked before any stream is read)."""
     labels_path = root / LABELS_FILE
     labels = read_label_map(labels_path) if labels_path.is_file() else {}
     if not labels:
         raise SourceError("label map missing", path=labels_path, fix=SPLIT_FIX)
+    return labels
+
+
+def load_scenes(
+    root: Path, split: str, sources: ImageSources, labels: dict | None = None
+) -> list[Scene]:
+    labels = labels if labels is not None else scene_labels(root)
     return [load_scene(root, s, sources, labels) for s in scene_ids(root, split)]
 
 

@@ -76,11 +76,36 @@ class SensFrame:
         return bool(np.isfinite(self.camera_to_world).all())
 
 
+@dataclass(frozen=True)
+class SensIndex:
+    """What opening a stream reads (its header and every frame record), in 96 bytes a frame.
+
+    Why: indexing walks the whole file (a record before each payload), which on a network
+    filesystem reads most of its bytes. A cluster run indexes each stream once, in the task that
+    extracts its frames, and hands the index back, so the driver opens the streams it renders
+    from without a pass of its own (:class:`SensReader` ``index=``)."""
+
+    header: SensHeader
+    poses: np.ndarray  # (n, 4, 4) float32 camera-to-world, as recorded
+    records: np.ndarray  # (n, 6) int64: colour, depth timestamps; colour offset, bytes; depth ..
+    file_size: int  # the stream's size when indexed: a reader refuses a stream that changed
+
+    def frames(self) -> list[SensFrame]:
+        return [
+            SensFrame(k, self.poses[k], int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]),
+                      int(r[5]))
+            for k, r in enumerate(self.records.tolist())
+        ]  # fmt: skip
+
+
 class SensReader:
     """An indexed ``.sens`` stream: ``header``, ``frames`` (all), ``valid_frames`` (finite pose);
-    ``color(i)``, ``depth(i)``, ``pose(i)`` read one frame. Use as a context manager."""
+    ``color(i)``, ``depth(i)``, ``pose(i)`` read one frame. Use as a context manager. Given the
+    ``index`` of an earlier reader (:meth:`index`), it opens without walking the file."""
 
-    def __init__(self, path: str | Path, handle: BinaryIO | None = None):
+    def __init__(
+        self, path: str | Path, handle: BinaryIO | None = None, index: SensIndex | None = None
+    ):
         self.path = Path(path)
         try:
             self._handle = handle or open(self.path, "rb")  # noqa: SIM115 - closed in close()
@@ -89,8 +114,15 @@ class SensReader:
         self._size = self._handle.seek(0, io.SEEK_END)
         self._handle.seek(0)
         try:
-            self.header = self._read_header()
-            self.frames = list(self._index_frames())
+            if index is not None and index.file_size != self._size:
+                raise SourceError(
+                    f".sens file changed since it was indexed ({index.file_size} bytes then, "
+                    f"{self._size} now)",
+                    path=self.path,
+                    fix="rerun the step: the stream is indexed again",
+                )
+            self.header = index.header if index is not None else self._read_header()
+            self.frames = index.frames() if index is not None else list(self._index_frames())
         except BaseException:
             self.close()
             raise
@@ -190,6 +222,20 @@ class SensReader:
                 depth_offset=color_offset + color_bytes,
                 depth_bytes=int(depth_bytes),
             )
+
+    def index(self) -> SensIndex:
+        """This stream's index, to open it elsewhere without walking it again."""
+        poses = (
+            np.stack([f.camera_to_world for f in self.frames])
+            if self.frames
+            else np.zeros((0, 4, 4), dtype=np.float32)
+        )
+        records = np.array(
+            [[f.timestamp_color, f.timestamp_depth, f.color_offset, f.color_bytes,
+              f.depth_offset, f.depth_bytes] for f in self.frames],
+            dtype=np.int64,
+        ).reshape(-1, 6)  # fmt: skip
+        return SensIndex(self.header, poses.astype(np.float32), records, self._size)
 
     # -- frames --------------------------------------------------------------------------------
 

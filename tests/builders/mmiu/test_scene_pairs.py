@@ -15,16 +15,17 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.builders.mmiu.plan import build_mmiu
 from benchsmith.builders.mmiu.scene_pairs import (
-    PairsCache,
     SceneJob,
-    all_frame_pairs,
-    scene_frame_pairs,
+    SurveyCache,
+    survey_scene,
+    survey_scenes,
 )
 from benchsmith.builders.mmiu.scenes import frame_pairs, load_scene, scene_ids
 from benchsmith.core.errors import SourceError
@@ -43,25 +44,36 @@ def sample_config() -> MmiuConfig:
     return MmiuConfig.from_params({}, "sample")
 
 
+def same_surveys(a, b) -> bool:
+    return list(a) == list(b) and all(
+        a[k].pairs == b[k].pairs
+        and a[k].index.records.tolist() == b[k].index.records.tolist()
+        and np.array_equal(a[k].index.poses, b[k].index.poses)
+        and a[k].index.file_size == b[k].index.file_size
+        for k in a
+    )
+
+
 def test_one_scene_task_finds_the_pairs_the_open_scene_finds(mmiu_sources):
     root = mmiu_sources.scannet
     choice = sample_config().frames
     for scene_id in scene_ids(root, "all"):
         with ImageSources(scannet=root) as sources:
             here = list(frame_pairs(load_scene(root, scene_id, sources, {}), choice))
+            index = sources.reader(scene_id).index()
         assert here, scene_id  # the sample scenes have pairs, so the comparison means something
-        assert scene_frame_pairs(SceneJob(str(root), scene_id, choice)) == here
+        survey = survey_scene(SceneJob(str(root), scene_id, choice))
+        assert survey.pairs == here
+        assert survey.index.records.tolist() == index.records.tolist()
 
 
-def test_pairs_come_back_in_scene_order_from_two_workers(mmiu_sources):
+def test_surveys_come_back_in_scene_order_from_two_workers(mmiu_sources):
     root = mmiu_sources.scannet
     choice = sample_config().frames
-    with ImageSources(scannet=root) as sources:
-        scenes = [load_scene(root, s, sources, {}) for s in scene_ids(root, "all")]
-        here = all_frame_pairs(scenes, choice)
-        pooled = all_frame_pairs(scenes, choice, ExecutorConfig("local", 2))
-    assert [(s.scene_id, p) for s, p in pooled] == [(s.scene_id, p) for s, p in here]
-    assert [s.scene_id for s, _ in here] == sorted(s.scene_id for s, _ in here)
+    ids = scene_ids(root, "all")
+    here = survey_scenes(root, ids, choice)
+    pooled = survey_scenes(root, ids, choice, ExecutorConfig("local", 2))
+    assert list(here) == ids and same_surveys(here, pooled)
 
 
 @pytest.mark.parametrize("executor", ["local", "ray"])
@@ -157,18 +169,18 @@ def test_a_killed_plan_resumes_from_the_scenes_it_finished(slow_scannet, tmp_pat
     cache = tmp_path / "cache"
     child = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not list(cache.glob("*.json")) and time.monotonic() < deadline:
+    while not list(cache.glob("*.npz")) and time.monotonic() < deadline:
         time.sleep(0.02)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    kept = sorted(p.name for p in cache.glob("*.json"))
+    kept = sorted(p.name for p in cache.glob("*.npz"))
     assert 1 <= len(kept) < 4, kept  # killed between scenes
     assert not (tmp_path / "plan").exists()
 
     resumed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"frame pairs of {len(kept)} of 4 scene(s) from cache" in resumed.stderr
-    assert len(list(cache.glob("*.json"))) == 4
+    assert len(list(cache.glob("*.npz"))) == 4
 
     fresh = subprocess.run([*command[:-4], "--pairs-cache", "fresh-cache", "--out", "fresh"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip
@@ -177,18 +189,22 @@ def test_a_killed_plan_resumes_from_the_scenes_it_finished(slow_scannet, tmp_pat
     assert tree_bytes(tmp_path / "plan") == tree_bytes(tmp_path / "fresh")
 
 
-def test_a_changed_or_damaged_cache_entry_is_computed_again(mmiu_sources, tmp_path):
+def test_a_changed_or_damaged_cache_entry_is_surveyed_again(mmiu_sources, tmp_path):
     root = Path(shutil.copytree(mmiu_sources.scannet, tmp_path / "ScanNet"))
     choice = sample_config().frames
-    cache = PairsCache(tmp_path / "cache")
-    with ImageSources(scannet=root) as sources:
-        scenes = [load_scene(root, s, sources, {}) for s in scene_ids(root, "all")]
-        first = all_frame_pairs(scenes, choice, None, cache)
-        assert all_frame_pairs(scenes, choice, None, cache) == first  # read back exactly
-        entry = cache.path(scenes[0], choice)
-        entry.write_text(entry.read_text().replace("[[", "[[99999, ", 1))  # damaged
-        assert cache.get(scenes[0], choice) is None
-        sens = scenes[1].directory / f"{scenes[1].scene_id}.sens"
-        os.utime(sens, ns=(sens.stat().st_atime_ns, sens.stat().st_mtime_ns + 10**9))
-        assert cache.get(scenes[1], choice) is None  # the stream changed: a new key
-        assert all_frame_pairs(scenes, choice, None, cache) == first
+    ids = scene_ids(root, "all")
+    cache = SurveyCache(tmp_path / "cache")
+    first = survey_scenes(root, ids, choice, None, cache)
+    assert len(list(cache.folder.glob("*.npz"))) == len(ids)
+    assert same_surveys(survey_scenes(root, ids, choice, None, cache), first)  # read back exactly
+    entry = cache.path(root, ids[0], choice)
+    entry.write_bytes(entry.read_bytes()[:-40])  # damaged
+    assert cache.get(root, ids[0], choice) is None
+    sens = root / "scans" / ids[1] / f"{ids[1]}.sens"
+    os.utime(sens, ns=(sens.stat().st_atime_ns, sens.stat().st_mtime_ns + 10**9))
+    assert cache.get(root, ids[1], choice) is None  # the stream changed: a new key
+    info = root / "scans" / ids[0] / f"{ids[0]}.txt"
+    before = cache.path(root, ids[0], choice)
+    info.write_text(info.read_text() + "\n")
+    assert cache.path(root, ids[0], choice) != before  # the scene info is in the key too
+    assert same_surveys(survey_scenes(root, ids, choice, None, cache), first)

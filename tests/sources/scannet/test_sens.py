@@ -178,3 +178,34 @@ def test_corrupt_depth_is_an_error_naming_the_frame(stream, tmp_path):
     bad.write_bytes(bytes(data))
     with SensReader(bad) as sens, pytest.raises(SourceError, match="frame 1: depth"):
         sens.depth(1)
+
+
+def test_a_reader_opened_with_an_index_reads_nothing_to_open_and_the_same_frames(stream):
+    with SensReader(stream) as sens:
+        index = sens.index()
+        expected = [(f, sens.color_bytes(f.index), sens.depth(f.index).tobytes())
+                    for f in sens.frames]  # fmt: skip
+        header = sens.header
+    handle = CountingFile(stream, "rb")
+    with SensReader(stream, handle=handle, index=index) as again:
+        assert handle.read_bytes == 0  # no header, no frame record: the index says it all
+        assert again.header is header
+        assert again.valid_frames == [0, 1, 2, 3, 5] and again.skipped_nonfinite == 1
+        for frame, color, depth in expected:
+            ours = again.frame(frame.index)
+            assert (ours.color_offset, ours.color_bytes, ours.depth_offset, ours.depth_bytes) == (
+                frame.color_offset, frame.color_bytes, frame.depth_offset, frame.depth_bytes)  # fmt: skip
+            np.testing.assert_array_equal(ours.camera_to_world, frame.camera_to_world)
+            assert again.color_bytes(frame.index) == color
+            assert again.depth(frame.index).tobytes() == depth
+        assert again.index().records.tolist() == index.records.tolist()
+
+
+def test_an_index_of_another_size_is_refused_naming_the_file(stream):
+    with SensReader(stream) as sens:
+        index = sens.index()
+    with stream.open("ab") as handle:
+        handle.write(b"\0" * 10)
+    with pytest.raises(SourceError, match="changed since it was indexed") as raised:
+        SensReader(stream, index=index)
+    assert raised.value.path == str(stream)

@@ -17,9 +17,7 @@ import numpy as np
 
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources, image_ref
-from benchsmith.builders.mmiu.scene_pairs import PairsCache, all_frame_pairs
-from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames
-from benchsmith.core.executor import ExecutorConfig
+from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames, frame_pairs
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
@@ -37,9 +35,8 @@ class TaskContext:
     scenes: list[Scene] = field(default_factory=list)
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
-    executor: ExecutorConfig | None = None  # where frame pairs are extracted (None: here)
-    pairs_cache: PairsCache | None = None  # finished scenes' pairs, kept for a resumed run
     _file_hashes: dict[Path, str] = field(default_factory=dict)
+    # every scene's pairs, found once (by the plan's scene survey, :mod:`..scene_pairs`)
     _pairs: list[tuple[Scene, FramePair]] | None = None
 
     def rng(self, task: str, key: str) -> np.random.Generator:
@@ -50,13 +47,17 @@ class TaskContext:
         return [int(i) for i in derived_rng(self.config.seed, "mmiu", task).permutation(n)]
 
     def pairs(self) -> list[tuple[Scene, FramePair]]:
-        """Every scene's frame pairs, found once (depth reprojection is the costly part, one
-        task per scene on the executor) and shared by the tasks that draw from them."""
+        """Every scene's frame pairs, shared by the tasks that draw from them: those the plan's
+        survey found, else found here, once (depth reprojection is the costly part)."""
         if self._pairs is None:
-            self._pairs = all_frame_pairs(
-                self.scenes, self.config.frames, self.executor, self.pairs_cache
-            )
+            self._pairs = [(scene, pair) for scene in self.scenes
+                           for pair in frame_pairs(scene, self.config.frames)]  # fmt: skip
         return self._pairs
+
+    def use_pairs(self, pairs_by_scene: dict[str, list[FramePair]]) -> None:
+        """The pairs the plan's scene survey found, instead of finding them again here."""
+        self._pairs = [(scene, pair) for scene in self.scenes
+                       for pair in pairs_by_scene[scene.scene_id]]  # fmt: skip
 
     def far_candidates(
         self, task: str, key: str, scene: Scene, used: list[int], n: int
