@@ -146,9 +146,12 @@ def test_images_rendered_on_any_executor_publish_the_same_bytes(
     assert tree_bytes(out) == tree_bytes(embedded)  # every shard, build_info, card, croissant
 
 
+@pytest.mark.parametrize("executor", ["local", "ray"])
 def test_a_changed_source_on_a_worker_names_it_and_keeps_the_last_publish(
-    checked_plan, mmiu_sources, tmp_path
+    executor, request, checked_plan, mmiu_sources, tmp_path
 ):
+    if executor == "ray":
+        request.getfixturevalue("ray_cluster")
     coco = Path(shutil.copytree(mmiu_sources.coco, tmp_path / "coco"))
     rows = [json.loads(line) for line in
             (checked_plan / "items" / "jigsaw_puzzle_solving.jsonl").read_text().splitlines()]  # fmt: skip
@@ -159,7 +162,7 @@ def test_a_changed_source_on_a_worker_names_it_and_keeps_the_last_publish(
     publish(MmiuPublication(checked_plan), out, "1.0.0")
     before = tree_bytes(out)
     publication = MmiuPublication(checked_plan, roots_override={"coco": str(coco)},
-                                  executor=ExecutorConfig("local", 2))  # fmt: skip
+                                  executor=ExecutorConfig(executor, 2))  # fmt: skip
     with pytest.raises(SourceError) as raised:
         publish(publication, out, "1.0.0")
     assert raised.value.path == str(changed) and "renders to other bytes" in str(raised.value)
