@@ -10,7 +10,7 @@ scaled to a cluster (``bench/README.md`` does that on paper). Each run is a fres
   executor=...)``;
 * **ocr**: ``convert_exams`` of the sample exam sources (8 scanned pages, the whole page reader,
   Tesseract) with an empty OCR cache, ``OcrSettings(workers=N, executor=...)``;
-* **frames**: MMIU's ScanNet frame extraction (``scene_pairs.survey_scenes``, one task per
+* **frames**: MMIU's ScanNet frame extraction (``scene_survey.survey_scenes``, one task per
   scene: the stream indexed, every frame's depth decoded and reprojected into the next) over 8
   synthetic scenes of 100 frames whose depth is ScanNet's 640x480 (the sample scenes' 80x60
   depth, upscaled 8x, with the depth intrinsics scaled to match), the sample profile's frame
@@ -72,7 +72,7 @@ if __name__ == "__main__":
         print(json.dumps({"wall_s": time.perf_counter() - start, "digest": digest(job["out"])}))
     elif job["what"] == "frames":
         from benchsmith.builders.mmiu.config import MmiuConfig
-        from benchsmith.builders.mmiu.scene_pairs import survey_scenes
+        from benchsmith.builders.mmiu.scene_survey import survey_scenes
         from benchsmith.builders.mmiu.scenes import scene_ids
         from benchsmith.core.executor import ExecutorConfig
         choice = MmiuConfig.from_params({}, "sample").frames

@@ -19,7 +19,7 @@ from benchsmith import __version__
 from benchsmith.builders.mmiu.config import COCO_TASKS, SCANNET_TASKS, MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.builders.mmiu.items import finish
-from benchsmith.builders.mmiu.scene_pairs import SurveyCache, survey_scenes
+from benchsmith.builders.mmiu.scene_survey import SurveyCache, survey_scenes
 from benchsmith.builders.mmiu.scenes import load_scenes, scene_ids, scene_labels
 from benchsmith.builders.mmiu.tasks import GENERATORS
 from benchsmith.builders.mmiu.tasks.context import TaskContext

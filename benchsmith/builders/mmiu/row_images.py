@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,17 +90,17 @@ class RowImageRenderer:
     def __init__(self, config: ExecutorConfig | None = None):
         self.config = config
         self._executor: Executor | None = None
+        self._stack = ExitStack()
 
     def __enter__(self) -> RowImageRenderer:
         config = self.config
         if config is not None and not (config.kind == "local" and config.workers == 1):
-            self._executor = open_executor(config, preload=[__name__]).__enter__()
+            self._executor = self._stack.enter_context(open_executor(config, [__name__]))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._executor is not None:
-            executor, self._executor = self._executor, None
-            executor.__exit__(*exc)
+        self._executor = None
+        self._stack.__exit__(*exc)
 
     def rendered(
         self, rows: Iterable[dict[str, Any]], sources: ImageSources, embed_scannet: bool

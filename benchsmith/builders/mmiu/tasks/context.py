@@ -36,7 +36,7 @@ class TaskContext:
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
     _file_hashes: dict[Path, str] = field(default_factory=dict)
-    # every scene's pairs, found once (by the plan's scene survey, :mod:`..scene_pairs`)
+    # every scene's pairs, found once (by the plan's scene survey, :mod:`..scene_survey`)
     _pairs: list[tuple[Scene, FramePair]] | None = None
 
     def rng(self, task: str, key: str) -> np.random.Generator:

@@ -21,7 +21,7 @@ import pytest
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.builders.mmiu.plan import build_mmiu
-from benchsmith.builders.mmiu.scene_pairs import (
+from benchsmith.builders.mmiu.scene_survey import (
     SceneJob,
     SurveyCache,
     survey_scene,
