@@ -63,6 +63,12 @@ class ExecutorConfig:
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise BenchsmithError(f"max_retries must be >= 0, got {self.max_retries!r}")
 
+    @property
+    def in_process(self) -> bool:
+        """One local worker: the tasks run in the calling process (no pool, nothing pickled),
+        so a step may hand them what it already has open."""
+        return self.kind == "local" and self.workers == 1
+
 
 class Executor(ABC):
     """Ordered, bounded ``map`` of a picklable module-level function over tasks."""

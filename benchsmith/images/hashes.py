@@ -127,8 +127,10 @@ def hash_images(
     """
     from benchsmith.core.executor import ExecutorConfig, open_executor
 
-    # local: `workers` processes; ray: that many tasks at once, or every CPU of the cluster
-    config = ExecutorConfig(executor, workers if workers > 1 else 0)  # checks the name first
+    # local: `workers` processes (one: this process); ray: that many tasks at once, or (for
+    # workers <= 1) every CPU of the cluster. ExecutorConfig refuses an unknown executor.
+    config = ExecutorConfig(executor, max(1, workers) if executor == "local" else
+                            (workers if workers > 1 else 0))  # fmt: skip
     hashes: dict[K, ImageHashes] = {}
     errors: dict[K, str] = {}
 
@@ -141,7 +143,7 @@ def hash_images(
         else:
             errors[key] = error or "cannot decode image"
 
-    if workers <= 1 and executor == "local":
+    if config.in_process:
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
         return hashes, errors

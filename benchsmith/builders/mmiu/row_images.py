@@ -93,9 +93,8 @@ class RowImageRenderer:
         self._stack = ExitStack()
 
     def __enter__(self) -> RowImageRenderer:
-        config = self.config
-        if config is not None and not (config.kind == "local" and config.workers == 1):
-            self._executor = self._stack.enter_context(open_executor(config, [__name__]))
+        if self.config is not None and not self.config.in_process:
+            self._executor = self._stack.enter_context(open_executor(self.config, [__name__]))
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -18,10 +18,9 @@ from the scenes already done instead of reading every stream again.
 from __future__ import annotations
 
 import hashlib
-import json
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,10 +33,9 @@ from benchsmith.core.executor import ExecutorConfig, open_executor
 from benchsmith.core.hashing import canonical_json, sha256_file
 from benchsmith.core.progress import log, progress
 from benchsmith.sources.scannet.scene import scene_file
-from benchsmith.sources.scannet.sens import SensHeader, SensIndex
+from benchsmith.sources.scannet.sens import SensIndex
 
 CACHE_FORMAT = 2
-MATRICES = ("intrinsic_color", "extrinsic_color", "intrinsic_depth", "extrinsic_depth")
 
 
 @dataclass(frozen=True)
@@ -101,30 +99,14 @@ class SurveyCache:
 
 
 def _survey_arrays(survey: SceneSurvey) -> dict[str, np.ndarray]:
-    header = survey.index.header
-    scalars = {f.name: getattr(header, f.name) for f in fields(header) if f.name not in MATRICES}
     pairs = [[p.first, p.second, p.translation_m, p.rotation_deg, p.overlap] for p in survey.pairs]
-    return {
-        "header": np.array(json.dumps(scalars, sort_keys=True)),
-        **{name: getattr(header, name) for name in MATRICES},
-        "poses": survey.index.poses,
-        "records": survey.index.records,
-        "file_size": np.array(survey.index.file_size, dtype=np.int64),
-        "pairs": np.array(pairs, dtype=np.float64).reshape(-1, 5),
-    }
+    return {**survey.index.to_arrays(), "pairs": np.array(pairs, dtype=np.float64).reshape(-1, 5)}
 
 
 def _survey_from_arrays(scene_id: str, arrays: dict[str, np.ndarray]) -> SceneSurvey:
-    scalars = json.loads(str(arrays["header"]))
-    scalars["color_size"] = tuple(scalars["color_size"])
-    scalars["depth_size"] = tuple(scalars["depth_size"])
-    header = SensHeader(**scalars, **{name: arrays[name] for name in MATRICES})
-    index = SensIndex(header, arrays["poses"], arrays["records"], int(arrays["file_size"]))
-    if len(index.poses) != header.n_frames or index.records.shape != (header.n_frames, 6):
-        raise ValueError("survey arrays do not match the header")
     pairs = [FramePair(scene_id, int(a), int(b), float(t), float(r), float(o))
              for a, b, t, r, o in arrays["pairs"].tolist()]  # fmt: skip
-    return SceneSurvey(index, pairs)
+    return SceneSurvey(SensIndex.from_arrays(arrays), pairs)
 
 
 def survey_scenes(
@@ -157,8 +139,7 @@ def _surveyed(
     jobs: list[SceneJob], executor: ExecutorConfig | None
 ) -> Iterator[tuple[SceneJob, SceneSurvey]]:
     """``(job, survey)`` in job order, with a progress bar."""
-    in_process = executor is None or (executor.kind == "local" and executor.workers == 1)
-    if in_process or not jobs:
+    if executor is None or executor.in_process or not jobs:
         yield from _paired(jobs, map(survey_scene, jobs))
         return
     with open_executor(executor, preload=[__name__]) as pool:

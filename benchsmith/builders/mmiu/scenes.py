@@ -108,9 +108,10 @@ def scene_labels(root: Path) -> dict[str, tuple[str, str]]:
 
 
 def load_scenes(
-    root: Path, split: str, sources: ImageSources, labels: dict | None = None
+    root: Path, split: str, sources: ImageSources, labels: dict[str, tuple[str, str]]
 ) -> list[Scene]:
-    labels = labels if labels is not None else scene_labels(root)
+    """The scenes of ``split``, their streams opened through ``sources`` (with the indexes the
+    survey adopted there, no stream is walked again)."""
     return [load_scene(root, s, sources, labels) for s in scene_ids(root, split)]
 
 

@@ -23,10 +23,11 @@ inside a record is a :class:`~benchsmith.core.errors.SourceError` naming the fil
 from __future__ import annotations
 
 import io
+import json
 import struct
 import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import BinaryIO
 
@@ -39,6 +40,7 @@ COLOR_COMPRESSION = {-1: "unknown", 0: "raw", 1: "png", 2: "jpeg"}
 DEPTH_COMPRESSION = {-1: "unknown", 0: "raw_ushort", 1: "zlib_ushort", 2: "occi_ushort"}
 FRAME_FIXED = struct.Struct("<16f4Q")  # pose, colour/depth timestamps, colour/depth sizes
 MATRIX = struct.Struct("<16f")
+HEADER_MATRICES = ("intrinsic_color", "extrinsic_color", "intrinsic_depth", "extrinsic_depth")
 FIX = "use an intact copy of the scene (re-download it: the ScanNet script checks nothing)"
 
 
@@ -96,6 +98,32 @@ class SensIndex:
                       int(r[5]))
             for k, r in enumerate(self.records.tolist())
         ]  # fmt: skip
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays (``np.savez``-able, read back without unpickling anything)."""
+        header = self.header
+        scalars = {f.name: getattr(header, f.name) for f in fields(header)
+                   if f.name not in HEADER_MATRICES}  # fmt: skip
+        return {
+            "header": np.array(json.dumps(scalars, sort_keys=True)),
+            **{name: getattr(header, name) for name in HEADER_MATRICES},
+            "poses": self.poses,
+            "records": self.records,
+            "file_size": np.array(self.file_size, dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> SensIndex:
+        """The index :meth:`to_arrays` wrote; ValueError (or KeyError) when it is not one."""
+        scalars = json.loads(str(arrays["header"]))
+        scalars["color_size"] = tuple(scalars["color_size"])
+        scalars["depth_size"] = tuple(scalars["depth_size"])
+        header = SensHeader(**scalars, **{name: arrays[name] for name in HEADER_MATRICES})
+        index = cls(header, arrays["poses"], arrays["records"], int(arrays["file_size"]))
+        if index.poses.shape != (header.n_frames, 4, 4) or index.records.shape != (
+            header.n_frames, 6):  # fmt: skip
+            raise ValueError("index arrays do not match the header's frame count")
+        return index
 
 
 class SensReader:

@@ -162,6 +162,11 @@ def pose_plan_params(folder: Path, scannet: Path) -> Path:
     return params
 
 
+def entries(cache: Path) -> list[str]:
+    """Finished cache entries (a run killed mid-write leaves a hidden temporary file)."""
+    return sorted(p.name for p in cache.glob("*.npz") if not p.name.startswith("."))
+
+
 def test_a_killed_plan_resumes_from_the_scenes_it_finished(slow_scannet, tmp_path):
     params = pose_plan_params(tmp_path, slow_scannet)
     command = [sys.executable, "-m", "benchsmith", "build", "mmiu", "plan", "--params",
@@ -169,18 +174,18 @@ def test_a_killed_plan_resumes_from_the_scenes_it_finished(slow_scannet, tmp_pat
     cache = tmp_path / "cache"
     child = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not list(cache.glob("*.npz")) and time.monotonic() < deadline:
+    while not entries(cache) and time.monotonic() < deadline:
         time.sleep(0.02)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    kept = sorted(p.name for p in cache.glob("*.npz"))
+    kept = entries(cache)
     assert 1 <= len(kept) < 4, kept  # killed between scenes
     assert not (tmp_path / "plan").exists()
 
     resumed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"frame pairs of {len(kept)} of 4 scene(s) from cache" in resumed.stderr
-    assert len(list(cache.glob("*.npz"))) == 4
+    assert len(entries(cache)) == 4
 
     fresh = subprocess.run([*command[:-4], "--pairs-cache", "fresh-cache", "--out", "fresh"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)  # fmt: skip

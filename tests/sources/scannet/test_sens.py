@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from benchsmith.core.errors import SourceError
-from benchsmith.sources.scannet.sens import FRAME_FIXED, SensReader
+from benchsmith.sources.scannet.sens import FRAME_FIXED, SensIndex, SensReader
 from benchsmith.sources.scannet.sens_writer import SensFrameData, SensStreamInfo, write_sens
 
 COLOR = (32, 24)  # width, height
@@ -209,3 +209,20 @@ def test_an_index_of_another_size_is_refused_naming_the_file(stream):
     with pytest.raises(SourceError, match="changed since it was indexed") as raised:
         SensReader(stream, index=index)
     assert raised.value.path == str(stream)
+
+
+def test_an_index_round_trips_through_plain_arrays(stream, tmp_path):
+    with SensReader(stream) as sens:
+        index = sens.index()
+        first = sens.depth(0).tobytes()
+    np.savez(tmp_path / "index.npz", **index.to_arrays())
+    with np.load(tmp_path / "index.npz", allow_pickle=False) as saved:  # nothing unpickled
+        again = SensIndex.from_arrays({name: saved[name] for name in saved.files})
+    assert again.header.color_size == COLOR and again.header.depth_size == DEPTH
+    np.testing.assert_array_equal(again.header.intrinsic_depth, INTRINSIC / 2)
+    assert again.records.tolist() == index.records.tolist() and again.file_size == index.file_size
+    with SensReader(stream, index=again) as reopened:
+        assert reopened.depth(0).tobytes() == first
+    broken = {**index.to_arrays(), "records": index.records[:-1]}
+    with pytest.raises(ValueError, match="frame count"):
+        SensIndex.from_arrays(broken)

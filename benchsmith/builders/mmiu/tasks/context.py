@@ -17,7 +17,7 @@ import numpy as np
 
 from benchsmith.builders.mmiu.config import MmiuConfig
 from benchsmith.builders.mmiu.images import ImageSources, image_ref
-from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames, frame_pairs
+from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
@@ -36,8 +36,8 @@ class TaskContext:
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
     _file_hashes: dict[Path, str] = field(default_factory=dict)
-    # every scene's pairs, found once (by the plan's scene survey, :mod:`..scene_survey`)
-    _pairs: list[tuple[Scene, FramePair]] | None = None
+    # every scene's pairs, found once by the plan's scene survey (:mod:`..scene_survey`)
+    _pairs: list[tuple[Scene, FramePair]] = field(default_factory=list)
 
     def rng(self, task: str, key: str) -> np.random.Generator:
         return derived_rng(self.config.seed, "mmiu", f"{task}/{key}")
@@ -47,15 +47,13 @@ class TaskContext:
         return [int(i) for i in derived_rng(self.config.seed, "mmiu", task).permutation(n)]
 
     def pairs(self) -> list[tuple[Scene, FramePair]]:
-        """Every scene's frame pairs, shared by the tasks that draw from them: those the plan's
-        survey found, else found here, once (depth reprojection is the costly part)."""
-        if self._pairs is None:
-            self._pairs = [(scene, pair) for scene in self.scenes
-                           for pair in frame_pairs(scene, self.config.frames)]  # fmt: skip
+        """Every scene's frame pairs (scene order, then frame order), shared by the tasks that
+        draw from them."""
         return self._pairs
 
     def use_pairs(self, pairs_by_scene: dict[str, list[FramePair]]) -> None:
-        """The pairs the plan's scene survey found, instead of finding them again here."""
+        """The pairs the plan's scene survey found (depth reprojection, the costly part, runs
+        there: one task per scene on the executor)."""
         self._pairs = [(scene, pair) for scene in self.scenes
                        for pair in pairs_by_scene[scene.scene_id]]  # fmt: skip
 
