@@ -13,8 +13,12 @@ from PIL import Image
 
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
-from benchsmith.builders.mmneedle.render import plan_fingerprint, render_mmneedle
-from benchsmith.core.errors import SourceError
+from benchsmith.builders.mmneedle.render import (
+    cell_image_ids,
+    plan_fingerprint,
+    render_mmneedle,
+)
+from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash
 from benchsmith.sources.coco.reader import read_captions
 from benchsmith.sources.coco.sample import sample_image_specs
@@ -83,6 +87,28 @@ def test_output_bytes_do_not_depend_on_worker_count(small_plan, tmp_path):
     for grid in (2, 4):
         a = (tmp_path / "one" / "stitched" / f"n{grid}.parquet").read_bytes()
         assert a == (tmp_path / "two" / "stitched" / f"n{grid}.parquet").read_bytes()
+
+
+def test_cell_ids_are_read_in_the_plans_cell_order(built):
+    for grid in (1, 2, 4, 8):
+        pool = pl.read_parquet(built["plan"] / "pools" / f"n{grid}.parquet")
+        expected = [[c["coco_image_id"] for c in cells] for cells in pool["cells"].to_list()]
+        assert cell_image_ids(pool, grid).tolist() == expected
+
+
+def test_a_stitched_image_missing_a_cell_is_a_damaged_plan(built, small_plan, tmp_path):
+    pool = pl.read_parquet(small_plan / "pools" / "n2.parquet")
+    with pytest.raises(BenchsmithError, match="does not have 4 cells") as error:
+        cell_image_ids(pool.with_columns(pl.col("cells").list.head(3)), 2)
+    assert "pools/n2.parquet" in str(error.value) and "plan" in str(error.value)
+    pool.with_columns(pl.col("cells").list.head(3)).write_parquet(
+        small_plan / "pools" / "n2.parquet"
+    )
+    with pytest.raises(BenchsmithError, match="does not have 4 cells") as error:
+        render_mmneedle(small_plan, tmp_path / "out", RenderConfig(cell_size=32, workers=1))
+    assert str(small_plan / "pools" / "n2.parquet") in str(error.value)
+    assert not list(tmp_path.glob("out*"))  # nothing written, not even the resume folder
+    assert not (tmp_path / "out").exists()
 
 
 def _copy_images(built, tmp_path):
