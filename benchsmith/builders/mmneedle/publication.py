@@ -273,6 +273,7 @@ class MmneedlePublication(Publication):
         return {
             "libraries": inputs.render_info["libraries"],
             "resize_engine": inputs.render_info.get("resize_engine", "pillow"),
+            "jpeg_engine": inputs.render_info.get("jpeg_engine", "pillow"),
             "params_hash": inputs.params_hash,
             "params": {"plan": inputs.plan_info["plan"], "render": inputs.render_info["render"]},
             "roots": {

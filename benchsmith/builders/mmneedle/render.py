@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,12 @@ from PIL import features
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.builders.mmneedle.config import RenderConfig
 from benchsmith.builders.mmneedle.render_pool import (
+    MOSAIC_ENGINE,
     RenderPool,
     SpillBatch,
     Spilled,
     StitchTask,
-    resize_engine,
+    render_engines,
     stitch_digest,
     stitch_to_spill,
 )
@@ -175,19 +176,22 @@ def _render_locally(
     layouts: dict[int, list[tuple[int, ...]]],
     pools: dict[int, pl.DataFrame],
     partial: Path,
-) -> tuple[str, list[str]]:
+) -> tuple[dict[str, str], list[str]]:
     """The pending grids on local worker processes, through a memory-mapped cell cache."""
     cache = partial / "cells.u8"
-    shape = cache_shape(len(sources), cfg.cell_size)
     try:  # finished grids survive a failure (resume); the cell cache never does
         with RenderPool(cfg.workers) as workers:
-            engine = workers.call(resize_engine, (cfg.resample, cfg.reducing_gap))
+            engines = workers.call(render_engines, _engine_setting(cfg))
+            spec = _with_tiles(spec, engines, cfg.jpeg_quality)
+            shape = cache_shape(len(sources), spec)
             bar = progress_bar(total=len(sources), desc="decoding sources", unit="img")
             _, hashes = build_cell_cache(sources, cache, spec, workers, bar.update)
             bar.close()
             for grid, images in layouts.items():
                 tasks = [
-                    StitchTask(os.fspath(cache), shape, grid, cfg.jpeg_quality, cells)
+                    StitchTask(
+                        os.fspath(cache), shape, grid, cfg.jpeg_quality, cells, spec.tile_side
+                    )
                     for cells in images
                 ]
                 _write_grid(
@@ -199,7 +203,16 @@ def _render_locally(
                 )
     finally:
         cache.unlink(missing_ok=True)
-    return engine, hashes
+    return engines, hashes
+
+
+def _engine_setting(cfg: RenderConfig) -> tuple[str, float | None, int, int]:
+    return (cfg.resample, cfg.reducing_gap, cfg.cell_size, cfg.jpeg_quality)
+
+
+def _with_tiles(spec: CellSpec, engines: dict[str, str], quality: int) -> CellSpec:
+    """``spec`` caching JPEG tiles when the workers write stitched images as mosaics."""
+    return replace(spec, tile_quality=quality) if engines["jpeg"] == MOSAIC_ENGINE else spec
 
 
 def render_mmneedle(
@@ -248,7 +261,7 @@ def render_mmneedle(
         if cfg.executor == "ray":
             from benchsmith.builders.mmneedle.render_ray import render_on_ray
 
-            engine, pool_hashes = render_on_ray(
+            engines, pool_hashes = render_on_ray(
                 ExecutorConfig("ray", cfg.workers),
                 sources,
                 spec,
@@ -257,12 +270,12 @@ def render_mmneedle(
                 lambda g: partial / f"n{g}.parquet",
             )
         else:
-            engine, pool_hashes = _render_locally(cfg, sources, spec, layouts, pools, partial)
+            engines, pool_hashes = _render_locally(cfg, sources, spec, layouts, pools, partial)
         pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
     else:
         log("mmneedle render: every grid already rendered for this plan and settings; reusing them")
         pool_hash = {}
-        engine = resize_engine((cfg.resample, cfg.reducing_gap))
+        engines = render_engines(_engine_setting(cfg))
     all_ids = images["coco_image_id"].to_list()
     missing = [i for i in all_ids if i not in pool_hash]
     pool_hash.update(
@@ -273,7 +286,9 @@ def render_mmneedle(
         "family": "mmneedle",
         "render": cfg.identity(),
         "libraries": image_library_versions(),
-        "resize_engine": engine,  # both give Pillow's pixels; recorded for the card
+        # each pair gives Pillow's bytes; recorded for the card
+        "resize_engine": engines["resize"],
+        "jpeg_engine": engines["jpeg"],
         "plan_fingerprint": fingerprint,
         "images_dir": str(images_dir),
         "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},
@@ -313,11 +328,14 @@ def stitched_digests(
     scratch.mkdir(parents=True, exist_ok=True)
     cache = scratch / "cells.u8"
     spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
-    shape = cache_shape(len(pool_ids), cfg.cell_size)
     slot = {image_id: k for k, image_id in enumerate(pool_ids)}
     digests: dict[str, str] = {}
     try:
         with RenderPool(cfg.workers) as workers:
+            spec = _with_tiles(
+                spec, workers.call(render_engines, _engine_setting(cfg)), cfg.jpeg_quality
+            )
+            shape = cache_shape(len(pool_ids), spec)
             bar = progress_bar(total=len(pool_ids), desc="audit: decoding sources", unit="img")
             build_cell_cache(
                 [images_dir / file_of[i] for i in pool_ids], cache, spec, workers, bar.update
@@ -331,6 +349,7 @@ def stitched_digests(
                         grid,
                         cfg.jpeg_quality,
                         tuple(slot[c] for c in cells),
+                        spec.tile_side,
                     )
                     for _, cells in stitched
                 ]

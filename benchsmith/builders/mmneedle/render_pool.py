@@ -24,6 +24,14 @@ from benchsmith.builders.mmneedle.stitching import (
 from benchsmith.core.executor import LocalExecutor
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
+from benchsmith.images.jpeg_mosaic import (
+    MCU,
+    encode_tile,
+    matches_installed_pillow,
+    mosaic_from_slots,
+    pack_tile,
+    tile_from_jpeg,
+)
 
 _maps: dict[tuple[str, str], np.ndarray] = {}
 
@@ -40,7 +48,10 @@ def _cells(cache_path: str, shape: tuple[int, ...], mode: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FillTask:
-    """Decode + resize one source into slot ``index`` of the cache; returns its file sha256."""
+    """Decode + resize one source into slot ``index`` of the cache; returns its file sha256.
+
+    With ``tile_quality`` the slot holds the cell as a JPEG tile at that quality (its indexed
+    scan, :mod:`benchsmith.images.jpeg_mosaic`) instead of its RGBX pixels."""
 
     cache_path: str
     shape: tuple[int, ...]
@@ -49,16 +60,26 @@ class FillTask:
     resample: str
     reducing_gap: float | None
     max_pixels: int = DEFAULT_MAX_PIXELS  # the parent's images.max_pixels (workers start fresh)
+    cell_size: int = 0  # the cell's side (0: the shape's, for RGBX pixel slots)
+    tile_quality: int | None = None
 
 
 def fill_cell(task: FillTask) -> str:
     set_max_pixels(task.max_pixels)
-    cell, data = load_cell_rgbx(task.source, task.shape[1], task.resample, task.reducing_gap)
-    pixels = memoryview(np.ascontiguousarray(cell)).cast("B")
+    side = task.cell_size or task.shape[1]
+    cell, data = load_cell_rgbx(task.source, side, task.resample, task.reducing_gap)
+    cell = np.ascontiguousarray(cell)
+    slot = int(np.prod(task.shape[1:]))
+    if task.tile_quality is None:
+        payload = memoryview(cell).cast("B")
+    else:
+        payload = memoryview(pack_tile(tile_from_jpeg(encode_tile(cell, task.tile_quality))))
+        if len(payload) > slot - 8:  # cannot happen: slot_bytes bounds any baseline scan
+            raise OSError(f"a {side} px JPEG tile of {task.source} overflows its cache slot")
     # pwrite, not a store through the memory map: one copy into the page cache, without a
     # page fault per 4 KiB of a file page not yet mapped
-    written = os.pwrite(_cache_fd(task.cache_path), pixels, task.index * len(pixels))
-    if written != len(pixels):
+    written = os.pwrite(_cache_fd(task.cache_path), payload, task.index * slot)
+    if written != len(payload):
         raise OSError(f"short write to the cell cache {task.cache_path} (disk full?)")
     return sha256_bytes(data)
 
@@ -80,6 +101,28 @@ def _close_fds() -> None:
     _fds.clear()
 
 
+def tiles_apply(setting: tuple[int, int]) -> bool:
+    """Whether stitched images of ``(cell_size, quality)`` can be written as JPEG mosaics in
+    this process: cells on whole 16 px MCUs, and mosaics equal to the installed Pillow's
+    encode of the canvas (checked once per process)."""
+    cell_size, quality = setting
+    return cell_size % MCU == 0 and matches_installed_pillow(quality)
+
+
+MOSAIC_ENGINE = "benchsmith.images.jpeg_mosaic"
+
+
+def render_engines(setting: tuple[str, float | None, int, int]) -> dict[str, str]:
+    """What resizes cells and what writes stitched JPEGs in this process for ``(resample,
+    reducing_gap, cell_size, quality)``; every pair gives Pillow's bytes."""
+    resample, reducing_gap, cell_size, quality = setting
+    mosaic = tiles_apply((cell_size, quality))
+    return {
+        "resize": resize_engine((resample, reducing_gap)),
+        "jpeg": MOSAIC_ENGINE if mosaic else "pillow",
+    }
+
+
 def resize_engine(setting: tuple[str, float | None]) -> str:
     """What resizes cells for ``(resample, reducing_gap)`` in this process: Pillow's algorithm
     in :mod:`benchsmith.images.resample` (checked equal to the installed Pillow) or Pillow."""
@@ -90,18 +133,22 @@ def resize_engine(setting: tuple[str, float | None]) -> str:
 
 @dataclass(frozen=True)
 class StitchTask:
-    """Paste cached cells (row-major) and encode one stitched JPEG."""
+    """One stitched JPEG of cached cells (row-major): pasted and encoded, or, when the cache
+    holds JPEG tiles of side ``tile_side``, written as their mosaic (the same bytes)."""
 
     cache_path: str
     shape: tuple[int, ...]
     grid: int
     quality: int
     cells: tuple[int, ...]
+    tile_side: int = 0
 
 
 def stitch_image(task: StitchTask) -> bytes:
     """One stitched JPEG from cached cells (row views, no copy) on a reused canvas."""
     cells = _cells(task.cache_path, task.shape, "r")
+    if task.tile_side:
+        return mosaic_from_slots(cells, task.cells, task.grid, task.tile_side, task.quality)
     canvas = _canvas(task.grid * task.shape[1], task.shape[3])
     image = render_stitched_image([cells[i] for i in task.cells], task.grid, canvas)
     return encode_jpeg(image, task.quality)
@@ -186,11 +233,12 @@ def _keep_freed_memory() -> None:
 
 class RenderPool(LocalExecutor):
     """The local executor for the render: its fork server preloads this module and the
-    compiled resize kernels (loaded once in the server, inherited by every worker), and leaving
+    compiled resize and mosaic kernels (loaded once in the server, inherited by every worker), and leaving
     it drops this process's maps, canvases and descriptors of the cell cache."""
 
     def __init__(self, workers: int):
-        super().__init__(max(1, int(workers)), [__name__, "benchsmith.images.resample_kernel"])
+        kernels = ["benchsmith.images.resample_kernel", "benchsmith.images.jpeg_mosaic_kernel"]
+        super().__init__(max(1, int(workers)), [__name__, *kernels])
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec
-from benchsmith.builders.mmneedle.render_pool import resize_engine
+from benchsmith.builders.mmneedle.render_pool import MOSAIC_ENGINE, render_engines
 from benchsmith.builders.mmneedle.stitched_writer import BytesBatch, write_stitched
 from benchsmith.builders.mmneedle.stitching import (
     encode_jpeg,
@@ -34,27 +35,46 @@ from benchsmith.core.executor import ExecutorConfig, RayExecutor, import_ray
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress_bar
+from benchsmith.images.jpeg_mosaic import (
+    encode_tile,
+    mosaic_of,
+    pack_tile,
+    tile_from_jpeg,
+    unpack_tile,
+)
 
 FILL_BATCH = 16  # sources per phase-1 task
 STITCH_BATCH = 8  # stitched images per phase-2 task (as the local spill batches)
 
 
 def _fill(paths: list[str], spec: CellSpec, limit: int) -> tuple[Any, ...]:
-    """Phase 1: one RGBX cell per source, then the sources' sha256 digests (last return)."""
+    """Phase 1: one cell per source (RGBX pixels, or its packed JPEG tile when
+    ``spec.tile_quality`` is set), then the sources' sha256 digests (last return)."""
     set_max_pixels(limit)
     cells, digests = [], []
     for path in paths:
         cell, data = load_cell_rgbx(path, spec.cell_size, spec.resample, spec.reducing_gap)
-        cells.append(np.ascontiguousarray(cell))
+        cell = np.ascontiguousarray(cell)
+        if spec.tile_quality is not None:
+            cell = pack_tile(tile_from_jpeg(encode_tile(cell, spec.tile_quality)))
+        cells.append(cell)
         digests.append(sha256_bytes(data))
     return (*cells, digests)
 
 
 def _stitch(
-    grid: int, quality: int, layout: list[tuple[int, ...]], *cells: np.ndarray
+    grid: int, quality: int, tile_side: int, layout: list[tuple[int, ...]], *cells: np.ndarray
 ) -> tuple[list[bytes], list[str]]:
-    """Phase 2: the JPEGs of a batch; ``layout[i]`` indexes ``cells`` for image ``i``."""
+    """Phase 2: the JPEGs of a batch; ``layout[i]`` indexes ``cells`` for image ``i``. Cells
+    are packed JPEG tiles of side ``tile_side`` (written as mosaics) or, if 0, RGBX pixels."""
     images, digests = [], []
+    if tile_side:
+        tiles = [unpack_tile(cell, tile_side) for cell in cells]
+        for slots in layout:
+            data = mosaic_of([tiles[k] for k in slots], grid, quality)
+            images.append(data)
+            digests.append(sha256_bytes(data))
+        return images, digests
     side = grid * cells[0].shape[0]
     canvas = np.zeros((side, side, cells[0].shape[2]), dtype=np.uint8)  # reused: fully covered
     for slots in layout:
@@ -107,7 +127,8 @@ class RayCells:
             used = sorted({slot for slots in batch for slot in slots})
             local = {slot: k for k, slot in enumerate(used)}
             layout = [tuple(local[s] for s in slots) for slots in batch]
-            pending.append(remote.remote(grid, quality, layout, *(self.refs[s] for s in used)))
+            cells = (self.refs[s] for s in used)
+            pending.append(remote.remote(grid, quality, self.spec.tile_side, layout, *cells))
             if len(pending) >= window:
                 yield self.executor.get(pending.popleft())
         while pending:
@@ -121,12 +142,15 @@ def render_on_ray(
     quality: int,
     grids: dict[int, tuple[list[str], list[tuple[int, ...]]]],
     out_path_of: Callable[[int], Path],
-) -> tuple[str, list[str]]:
+) -> tuple[dict[str, str], list[str]]:
     """Render ``grids`` (grid -> stitched ids and the cell slots of each image, slots indexing
-    ``sources``) into ``out_path_of(grid)``; returns (the resize engine the workers used, the
+    ``sources``) into ``out_path_of(grid)``; returns (the resize and JPEG engines the workers used, the
     sha256 of every source)."""
     with RayExecutor(config.workers, config.address, config.max_retries) as executor:
-        engine = executor.call(resize_engine, (spec.resample, spec.reducing_gap))
+        setting = (spec.resample, spec.reducing_gap, spec.cell_size, quality)
+        engines = executor.call(render_engines, setting)
+        if engines["jpeg"] == MOSAIC_ENGINE:
+            spec = replace(spec, tile_quality=quality)
         cells = RayCells(executor, sources, spec)
         bar = progress_bar(total=len(sources), desc="decoding sources (ray)", unit="img")
         digests = cells.fill(bar.update)
@@ -136,4 +160,4 @@ def render_on_ray(
             batches = (BytesBatch(*result) for result in cells.stitch(grid, quality, layouts))
             write_stitched(out_path_of(grid), ids, batches, bar)
             bar.close()
-    return engine, digests
+    return engines, digests

@@ -49,6 +49,7 @@ def test_render_info_and_source_hashes(built):
     import json
 
     info = json.loads((built["render"] / "render_info.json").read_text())
+    assert info["jpeg_engine"] == "benchsmith.images.jpeg_mosaic"  # 256 px cells: 16 MCUs
     assert info["render"] == {
         "cell_size": 256,
         "jpeg_quality": 75,
@@ -109,6 +110,31 @@ def test_a_stitched_image_missing_a_cell_is_a_damaged_plan(built, small_plan, tm
     assert str(small_plan / "pools" / "n2.parquet") in str(error.value)
     assert not list(tmp_path.glob("out*"))  # nothing written, not even the resume folder
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("cell_size", "engine"), [(32, "benchsmith.images.jpeg_mosaic"), (24, "pillow")]
+)
+def test_stitched_jpegs_are_pillows_encode_of_the_pasted_cells(
+    built, small_plan, tmp_path, cell_size, engine
+):
+    """Mosaics (cells on whole 16 px MCUs) and canvas encodes alike: Pillow's bytes."""
+    from benchsmith.builders.mmneedle.stitching import (
+        encode_jpeg,
+        load_cell,
+        render_stitched_image,
+    )
+
+    out = tmp_path / "out"
+    info = render_mmneedle(small_plan, out, RenderConfig(cell_size=cell_size, workers=2))
+    assert info["jpeg_engine"] == engine
+    images = built["coco"] / "val2014"
+    for grid in (2, 4):
+        pool = pl.read_parquet(small_plan / "pools" / f"n{grid}.parquet").to_dicts()
+        for planned, rendered in zip(pool, _stitched(out, grid), strict=True):
+            cells = [load_cell(images / c["file_name"], cell_size)[0] for c in planned["cells"]]
+            expected = encode_jpeg(render_stitched_image(cells, grid), 75)
+            assert rendered["image"] == expected, planned["stitched_id"]
 
 
 def _copy_images(built, tmp_path):
