@@ -48,7 +48,6 @@ class _Parsed:
     scan: bytes  # the entropy-coded data, still byte-stuffed, without EOI
     width: int
     height: int
-    tables: bytes  # the DQT and DHT segments, to check that two JPEGs share their tables
     huffman: dict[tuple[int, int], tuple[bytes, bytes]]  # (class, id) -> (counts, symbols)
     selectors: tuple[tuple[int, int], ...]  # per component in the scan: (DC table, AC table)
 
@@ -57,7 +56,14 @@ def _parse(data: bytes) -> _Parsed:
     """The parts of a baseline, 3-component, 4:2:0, non-restart JPEG; MosaicUnsupported else."""
     if data[:2] != b"\xff\xd8" or data[-2:] != b"\xff\xd9":
         raise MosaicUnsupported("not a complete JPEG")
-    pos, tables, huffman = 2, [], {}
+    try:
+        return _parse_segments(data)
+    except (IndexError, struct.error) as exc:
+        raise MosaicUnsupported("a malformed JPEG header") from exc
+
+
+def _parse_segments(data: bytes) -> _Parsed:
+    pos, huffman = 2, {}
     size = sampling = None
     while True:
         if data[pos] != 0xFF:
@@ -65,8 +71,6 @@ def _parse(data: bytes) -> _Parsed:
         marker = data[pos + 1]
         (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
         body = data[pos + 4 : pos + 2 + length]
-        if marker in (0xDB, 0xC4):
-            tables.append(data[pos : pos + 2 + length])
         if marker == 0xC4:
             at = 0
             while at < len(body):
@@ -90,15 +94,9 @@ def _parse(data: bytes) -> _Parsed:
         pos += 2 + length
     if size is None or sampling != (0x22, 0x11, 0x11) or len(selectors) != 3:
         raise MosaicUnsupported("not a 3-component 4:2:0 JPEG")
-    return _Parsed(
-        data[:scan_start],
-        data[scan_start:-2],
-        size[0],
-        size[1],
-        b"".join(tables),
-        huffman,
-        selectors,
-    )
+    if selectors[1] != selectors[2]:
+        raise MosaicUnsupported("Cb and Cr coded with different Huffman tables")
+    return _Parsed(data[:scan_start], data[scan_start:-2], size[0], size[1], huffman, selectors)
 
 
 def _lookup(counts: bytes, symbols: bytes) -> np.ndarray:
@@ -211,6 +209,8 @@ def write_mosaic_jpeg(
     ``bits`` holds the tiles' unstuffed scans (tile t from byte ``starts[t]``, zero-padded at
     the very end), ``indexes[t]`` their index rows: the layout a cell cache stores them in.
     """
+    if len(layout) != grid * grid:
+        raise ValueError(f"a {grid}x{grid} mosaic needs {grid * grid} tiles, got {len(layout)}")
     header = mosaic_header(grid * tile_side, quality)
     *_, y_codes, y_sizes, c_codes, c_sizes = _tables(header + b"\xff\xd9")
     used = np.asarray(layout, np.int64)

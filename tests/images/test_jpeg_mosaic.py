@@ -149,3 +149,15 @@ def test_the_self_check_fails_when_pillow_writes_jpegs_differently(monkeypatch):
     finally:
         matches_installed_pillow.cache_clear()
         jpeg_mosaic.mosaic_header.cache_clear()
+
+
+def test_a_malformed_header_is_refused_not_an_index_error():
+    data = _jpeg(_photo_like(np.random.default_rng(6), 32))
+    with pytest.raises(MosaicUnsupported, match="malformed"):
+        tile_from_jpeg(data[:40] + b"\xff\xd9")  # a segment cut short
+
+
+def test_a_layout_must_fill_the_grid():
+    tile = tile_from_jpeg(encode_tile(_photo_like(np.random.default_rng(7), 16), 75))
+    with pytest.raises(ValueError, match="needs 4 tiles, got 3"):
+        mosaic_of([tile] * 3, 2, 75)

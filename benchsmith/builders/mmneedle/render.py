@@ -1,7 +1,9 @@
 """Render an MMNeedle plan: every stitched image of every pool, as JPEG bytes in parquet.
 
 Each source image is decoded and resized once per build (a memory-mapped cell cache shared by
-all grids), then ``--workers`` processes paste cells and encode JPEGs. Output::
+all grids; when cells are whole 16 px JPEG MCUs each is kept as its JPEG tile, see
+:mod:`benchsmith.images.jpeg_mosaic`), then ``--workers`` processes write the stitched JPEGs:
+mosaics of the tiles, or pasted canvases encoded by Pillow, the same bytes. Output::
 
     OUT/stitched/n{N}.parquet   stitched_id, image (JPEG bytes), sha256 — pool order
     OUT/source_files.parquet    coco_image_id, file_name, sha256 of every source file the plan uses
