@@ -76,13 +76,7 @@ from benchsmith.builders.mmneedle.stitching import (
     render_stitched_image,
 )
 from benchsmith.images.decode import decode_rgbx
-from benchsmith.images.jpeg_mosaic import (
-    encode_tile,
-    mosaic_from_slots,
-    pack_tile,
-    slot_bytes,
-    tile_from_jpeg,
-)
+from benchsmith.images.jpeg_mosaic import cell_tile, mosaic_from_slots, slot_bytes
 from benchsmith.images.resample import resize_rgbx
 
 # Only light modules (numpy, Pillow, the stitching helpers) are imported at module level. With
@@ -150,7 +144,7 @@ def breakdown(case: GridCase, samples: int = 24) -> dict[str, float]:
     reused = np.zeros((case.grid * CELL, case.grid * CELL, cell.shape[2]), dtype=np.uint8)
     # ours: each source's cell as a JPEG tile in a case-sized slot cache, stitched as mosaics
     cells = [load_cell_rgbx(case.images_dir / n, CELL)[0] for n in names]
-    packed = [pack_tile(tile_from_jpeg(encode_tile(c, QUALITY))) for c in cells]
+    packed = [cell_tile(c, QUALITY) for c in cells]
     slots = np.zeros((case.n_sources, slot_bytes(CELL)), np.uint8)
     for k in range(case.n_sources):
         slots[k, : packed[k % len(packed)].size] = packed[k % len(packed)]
@@ -182,9 +176,7 @@ def breakdown(case: GridCase, samples: int = 24) -> dict[str, float]:
             3 * samples,
         ),
         "encode_ms_per_output": mean_ms(lambda: encode_jpeg(pick(real), QUALITY), 10),
-        "tile_ms_per_source": mean_ms(
-            lambda: tile_from_jpeg(encode_tile(pick(cells), QUALITY)), 3 * samples
-        ),
+        "tile_ms_per_source": mean_ms(lambda: cell_tile(pick(cells), QUALITY), 3 * samples),
         "mosaic_ms_per_output": mean_ms(
             lambda: mosaic_from_slots(slots, pick(layouts), case.grid, CELL, QUALITY), 3 * samples
         ),

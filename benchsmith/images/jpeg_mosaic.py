@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -141,10 +142,9 @@ def _unstuff(scan: bytes) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Tile:
-    """One cell's scan, unstuffed (``bits``, ``nbits`` used), and its per-MCU-row index."""
+    """One cell's scan, unstuffed and zero-padded (``bits``), and its per-MCU-row index."""
 
     bits: np.ndarray
-    nbits: int
     index: np.ndarray  # int64, (side // 16) x INDEX_COLUMNS
 
 
@@ -177,7 +177,7 @@ def tile_from_jpeg(data: bytes) -> Tile:
     nbits = (bits.size - _PAD) * 8
     if index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index) != 0:
         raise MosaicUnsupported("the scan does not decode")
-    return Tile(bits, nbits, index)
+    return Tile(bits, index)
 
 
 def encode_tile(cell: np.ndarray, quality: int) -> bytes:
@@ -199,7 +199,7 @@ def write_mosaic_jpeg(
     bits: np.ndarray,
     starts: np.ndarray,
     indexes: np.ndarray,
-    layout: np.ndarray,
+    layout: Sequence[int] | np.ndarray,
     grid: int,
     tile_side: int,
     quality: int,
@@ -225,20 +225,50 @@ def write_mosaic_jpeg(
     return out[: len(header) + n + 2].tobytes()
 
 
+@dataclass(frozen=True)
+class TileSet:
+    """Tiles laid out for :func:`write_mosaic_jpeg` once, so that any number of mosaics can be
+    written from them: every scan in one buffer (tile t from byte ``starts[t]``) and the
+    indexes stacked."""
+
+    bits: np.ndarray
+    starts: np.ndarray
+    indexes: np.ndarray
+    side: int
+
+    @classmethod
+    def of(cls, scans: list[np.ndarray], indexes: list[np.ndarray], side: int) -> TileSet:
+        sizes = np.array([scan.size for scan in scans], np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        bits = np.zeros(int(sizes.sum()) + _PAD, np.uint8)
+        for start, scan in zip(starts.tolist(), scans, strict=True):
+            bits[start : start + scan.size] = scan
+        bits.flags.writeable = False
+        return cls(bits, starts, np.ascontiguousarray(np.stack(indexes)), side)
+
+    @classmethod
+    def from_tiles(cls, tiles: list[Tile]) -> TileSet:
+        scans = [t.bits[: t.bits.size - _PAD] for t in tiles]
+        return cls.of(scans, [t.index for t in tiles], tiles[0].index.shape[0] * MCU)
+
+    @classmethod
+    def from_packed(cls, packed: list[np.ndarray], side: int) -> TileSet:
+        """Tiles as :func:`pack_tile` wrote them (e.g. returned by remote tasks)."""
+        head = index_bytes(side)
+        rows = side // MCU
+        indexes = [np.frombuffer(p[:head].tobytes(), np.int64).reshape(rows, -1) for p in packed]
+        return cls.of([p[head:] for p in packed], indexes, side)
+
+    def mosaic(self, layout: list[int] | tuple[int, ...], grid: int, quality: int) -> bytes:
+        """The JPEG of ``grid * grid`` of these tiles, row-major by ``layout``."""
+        return write_mosaic_jpeg(
+            self.bits, self.starts, self.indexes, layout, grid, self.side, quality
+        )
+
+
 def mosaic_of(tiles: list[Tile], grid: int, quality: int) -> bytes:
     """The JPEG of ``grid * grid`` tiles, row-major (each a :class:`Tile` in memory)."""
-    starts, offset = [], 0
-    for tile in tiles:
-        starts.append(offset)
-        offset += tile.bits.size
-    bits = np.concatenate([t.bits for t in tiles]) if tiles else np.zeros(_PAD, np.uint8)
-    bits.flags.writeable = False
-    indexes = np.ascontiguousarray(np.stack([t.index for t in tiles]))
-    side = tiles[0].index.shape[0] * MCU
-    layout = np.arange(len(tiles), dtype=np.int64)
-    return write_mosaic_jpeg(
-        bits, np.asarray(starts, np.int64), indexes, layout, grid, side, quality
-    )
+    return TileSet.from_tiles(tiles).mosaic(range(len(tiles)), grid, quality)
 
 
 @cache
@@ -293,14 +323,12 @@ def pack_tile(tile: Tile) -> np.ndarray:
     return packed
 
 
-def unpack_tile(packed: np.ndarray, side: int) -> Tile:
-    """The :class:`Tile` of :func:`pack_tile`'s bytes."""
-    head = index_bytes(side)
-    index = np.frombuffer(packed[:head].tobytes(), np.int64).reshape(side // MCU, INDEX_COLUMNS)
-    bits = np.zeros(packed.size - head + _PAD, np.uint8)
-    bits[: packed.size - head] = packed[head:]
-    bits.flags.writeable = False
-    return Tile(bits, (packed.size - head) * 8, index)
+def cell_tile(cell: np.ndarray, quality: int) -> np.ndarray:
+    """A cell's JPEG tile, packed (:func:`pack_tile`): what a cell cache slot holds."""
+    packed = pack_tile(tile_from_jpeg(encode_tile(cell, quality)))
+    if packed.size + _PAD > slot_bytes(cell.shape[0]):  # cannot happen: see slot_bytes
+        raise ValueError(f"a {cell.shape[0]} px JPEG tile overflows its cache slot")
+    return packed
 
 
 def mosaic_from_slots(

@@ -90,50 +90,34 @@ def _skip_ac(bits, pos, lut):  # pragma: no cover - compiled
     nogil=True,
 )
 def index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, mcu_rows, mcu_cols, index):  # pragma: no cover
-    """Fill ``index`` (mcu_rows x INDEX_COLUMNS); returns 0, or -1 if the scan is not valid."""
+    """Fill ``index`` (mcu_rows x INDEX_COLUMNS); returns 0, or -1 if the scan is not valid.
+
+    An MCU is four luma blocks, then one Cb and one Cr block; component ``c`` of the first MCU
+    of a row records its DC start (chroma only: the luma one is the row's start), its absolute
+    DC value and where its AC bits start, in the columns ``*_DC + 2c``, ``FIRST_Y + c`` and
+    ``Y0_AC + 2c``."""
     pos = 0
-    pred_y = pred_cb = pred_cr = 0
+    pred = np.zeros(3, np.int64)
     for row in range(mcu_rows):
         for col in range(mcu_cols):
-            for block in range(4):
-                diff, pos = _dc(bits, pos, dc_y)
+            for block in range(6):
+                comp = 0 if block < 4 else block - 3
+                first = col == 0 and (block == 0 or comp > 0)
+                if first and comp > 0:
+                    index[row, CB_DC + 2 * (comp - 1)] = pos
+                diff, pos = _dc(bits, pos, dc_y if comp == 0 else dc_c)
                 if pos < 0:
                     return -1
-                pred_y += diff
-                if col == 0 and block == 0:
-                    index[row, FIRST_Y] = pred_y
-                    index[row, Y0_AC] = pos
-                pos = _skip_ac(bits, pos, ac_y)
-                if pos < 0:
+                pred[comp] += diff
+                if first:
+                    index[row, FIRST_Y + comp] = pred[comp]
+                    index[row, Y0_AC + 2 * comp] = pos
+                pos = _skip_ac(bits, pos, ac_y if comp == 0 else ac_c)
+                if pos < 0 or pos > nbits:
                     return -1
-            if col == 0:
-                index[row, CB_DC] = pos
-            diff, pos = _dc(bits, pos, dc_c)
-            if pos < 0:
-                return -1
-            pred_cb += diff
-            if col == 0:
-                index[row, FIRST_CB] = pred_cb
-                index[row, CB_AC] = pos
-            pos = _skip_ac(bits, pos, ac_c)
-            if pos < 0:
-                return -1
-            if col == 0:
-                index[row, CR_DC] = pos
-            diff, pos = _dc(bits, pos, dc_c)
-            if pos < 0:
-                return -1
-            pred_cr += diff
-            if col == 0:
-                index[row, FIRST_CR] = pred_cr
-                index[row, CR_AC] = pos
-            pos = _skip_ac(bits, pos, ac_c)
-            if pos < 0 or pos > nbits:
-                return -1
         index[row, END] = pos
-        index[row, LAST_Y] = pred_y
-        index[row, LAST_CB] = pred_cb
-        index[row, LAST_CR] = pred_cr
+        for comp in range(3):
+            index[row, LAST_Y + comp] = pred[comp]
     return 0
 
 

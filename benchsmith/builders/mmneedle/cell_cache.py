@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from benchsmith.builders.mmneedle.render_pool import FillTask, RenderPool, fill_cell
+from benchsmith.builders.mmneedle.render_pool import (
+    MOSAIC_ENGINE,
+    FillTask,
+    RenderPool,
+    fill_cell,
+)
 from benchsmith.core.limits import max_pixels
 from benchsmith.images.jpeg_mosaic import slot_bytes
 
@@ -34,6 +39,13 @@ class CellSpec:
     resample: str = "bicubic"
     reducing_gap: float | None = None
     tile_quality: int | None = None
+
+    def with_engines(self, engines: dict[str, str], quality: int) -> CellSpec:
+        """This spec caching JPEG tiles when the workers write stitched images as mosaics
+        (``engines`` from :func:`render_engines`)."""
+        if engines["jpeg"] == MOSAIC_ENGINE:
+            return replace(self, tile_quality=quality)
+        return self
 
     @property
     def tile_side(self) -> int:

@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from PIL import features
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.builders.mmneedle.config import RenderConfig
 from benchsmith.builders.mmneedle.render_pool import (
-    MOSAIC_ENGINE,
     RenderPool,
     SpillBatch,
     Spilled,
@@ -184,7 +183,7 @@ def _render_locally(
     try:  # finished grids survive a failure (resume); the cell cache never does
         with RenderPool(cfg.workers) as workers:
             engines = workers.call(render_engines, _engine_setting(cfg))
-            spec = _with_tiles(spec, engines, cfg.jpeg_quality)
+            spec = spec.with_engines(engines, cfg.jpeg_quality)
             shape = cache_shape(len(sources), spec)
             bar = progress_bar(total=len(sources), desc="decoding sources", unit="img")
             _, hashes = build_cell_cache(sources, cache, spec, workers, bar.update)
@@ -210,11 +209,6 @@ def _render_locally(
 
 def _engine_setting(cfg: RenderConfig) -> tuple[str, float | None, int, int]:
     return (cfg.resample, cfg.reducing_gap, cfg.cell_size, cfg.jpeg_quality)
-
-
-def _with_tiles(spec: CellSpec, engines: dict[str, str], quality: int) -> CellSpec:
-    """``spec`` caching JPEG tiles when the workers write stitched images as mosaics."""
-    return replace(spec, tile_quality=quality) if engines["jpeg"] == MOSAIC_ENGINE else spec
 
 
 def render_mmneedle(
@@ -334,9 +328,8 @@ def stitched_digests(
     digests: dict[str, str] = {}
     try:
         with RenderPool(cfg.workers) as workers:
-            spec = _with_tiles(
-                spec, workers.call(render_engines, _engine_setting(cfg)), cfg.jpeg_quality
-            )
+            engines = workers.call(render_engines, _engine_setting(cfg))
+            spec = spec.with_engines(engines, cfg.jpeg_quality)
             shape = cache_shape(len(pool_ids), spec)
             bar = progress_bar(total=len(pool_ids), desc="audit: decoding sources", unit="img")
             build_cell_cache(

@@ -26,11 +26,9 @@ from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 from benchsmith.images.jpeg_mosaic import (
     MCU,
-    encode_tile,
+    cell_tile,
     matches_installed_pillow,
     mosaic_from_slots,
-    pack_tile,
-    tile_from_jpeg,
 )
 
 _maps: dict[tuple[str, str], np.ndarray] = {}
@@ -73,9 +71,7 @@ def fill_cell(task: FillTask) -> str:
     if task.tile_quality is None:
         payload = memoryview(cell).cast("B")
     else:
-        payload = memoryview(pack_tile(tile_from_jpeg(encode_tile(cell, task.tile_quality))))
-        if len(payload) > slot - 8:  # cannot happen: slot_bytes bounds any baseline scan
-            raise OSError(f"a {side} px JPEG tile of {task.source} overflows its cache slot")
+        payload = memoryview(cell_tile(cell, task.tile_quality))
     # pwrite, not a store through the memory map: one copy into the page cache, without a
     # page fault per 4 KiB of a file page not yet mapped
     written = os.pwrite(_cache_fd(task.cache_path), payload, task.index * slot)

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec
-from benchsmith.builders.mmneedle.render_pool import MOSAIC_ENGINE, render_engines
+from benchsmith.builders.mmneedle.render_pool import render_engines
 from benchsmith.builders.mmneedle.stitched_writer import BytesBatch, write_stitched
 from benchsmith.builders.mmneedle.stitching import (
     encode_jpeg,
@@ -35,13 +34,7 @@ from benchsmith.core.executor import ExecutorConfig, RayExecutor, import_ray
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress_bar
-from benchsmith.images.jpeg_mosaic import (
-    encode_tile,
-    mosaic_of,
-    pack_tile,
-    tile_from_jpeg,
-    unpack_tile,
-)
+from benchsmith.images.jpeg_mosaic import TileSet, cell_tile
 
 FILL_BATCH = 16  # sources per phase-1 task
 STITCH_BATCH = 8  # stitched images per phase-2 task (as the local spill batches)
@@ -56,7 +49,7 @@ def _fill(paths: list[str], spec: CellSpec, limit: int) -> tuple[Any, ...]:
         cell, data = load_cell_rgbx(path, spec.cell_size, spec.resample, spec.reducing_gap)
         cell = np.ascontiguousarray(cell)
         if spec.tile_quality is not None:
-            cell = pack_tile(tile_from_jpeg(encode_tile(cell, spec.tile_quality)))
+            cell = cell_tile(cell, spec.tile_quality)
         cells.append(cell)
         digests.append(sha256_bytes(data))
     return (*cells, digests)
@@ -69,9 +62,9 @@ def _stitch(
     are packed JPEG tiles of side ``tile_side`` (written as mosaics) or, if 0, RGBX pixels."""
     images, digests = [], []
     if tile_side:
-        tiles = [unpack_tile(cell, tile_side) for cell in cells]
+        tiles = TileSet.from_packed(list(cells), tile_side)  # laid out once for the batch
         for slots in layout:
-            data = mosaic_of([tiles[k] for k in slots], grid, quality)
+            data = tiles.mosaic(slots, grid, quality)
             images.append(data)
             digests.append(sha256_bytes(data))
         return images, digests
@@ -149,8 +142,7 @@ def render_on_ray(
     with RayExecutor(config.workers, config.address, config.max_retries) as executor:
         setting = (spec.resample, spec.reducing_gap, spec.cell_size, quality)
         engines = executor.call(render_engines, setting)
-        if engines["jpeg"] == MOSAIC_ENGINE:
-            spec = replace(spec, tile_quality=quality)
+        spec = spec.with_engines(engines, quality)
         cells = RayCells(executor, sources, spec)
         bar = progress_bar(total=len(sources), desc="decoding sources (ray)", unit="img")
         digests = cells.fill(bar.update)

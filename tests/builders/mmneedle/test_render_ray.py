@@ -31,6 +31,16 @@ def test_the_sample_profile_renders_to_the_same_bytes_on_ray(ray_cluster, built,
     assert on_ray == local  # stitched parquet, source hashes, render_info (no executor in it)
 
 
+def test_cells_off_the_jpeg_block_grid_render_as_pixels_on_ray_too(ray_cluster, built, tmp_path):
+    """24 px cells are not whole 16 px MCUs: both executors paste RGBX cells and encode."""
+    local = render_mmneedle(built["plan"], tmp_path / "local", RenderConfig(cell_size=24))
+    on_ray = render_mmneedle(
+        built["plan"], tmp_path / "ray", RenderConfig(cell_size=24, workers=2, executor="ray")
+    )
+    assert local["jpeg_engine"] == on_ray["jpeg_engine"] == "pillow"
+    assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+
+
 def test_a_corrupt_source_on_ray_names_the_file_and_writes_nothing(ray_cluster, built, tmp_path):
     images = tmp_path / "val2014"
     shutil.copytree(built["coco"] / "val2014", images)
