@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
+from process_tree import run_measured
 from synthetic_coco import machine_info, mark, print_table, write_result, write_synthetic_coco
 
 NAME = "mmneedle_full_build"
@@ -43,70 +42,20 @@ CELL = 256
 QUALITY = 75
 
 
-def _tree_memory(root: int) -> tuple[int, int]:
-    """(PSS, anonymous RSS) in bytes summed over ``root`` and its descendants (Linux /proc).
-
-    Not VmRSS: the render's workers map the same cell-cache file, and VmRSS counts its pages
-    once per process (a 1,000-sample run summed to 16 GiB on a 24 GiB machine). PSS splits
-    shared pages between the processes that map them; anonymous RSS is the private memory
-    that cannot be dropped like page cache.
-    """
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    pss = anon = 0
-    stack = [root]
-    while stack:
-        pid = stack.pop()
-        stack.extend(children.get(pid, []))
-        try:
-            lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            key, _, value = line.partition(":")
-            if key in ("Pss", "Anonymous"):
-                kib = int(value.split()[0]) * 1024
-                pss, anon = (pss + kib, anon) if key == "Pss" else (pss, anon + kib)
-    return pss, anon
-
-
 def run_step(name: str, command: list[str], env: dict[str, str]) -> dict:
     """Run one CLI step; wall time and the peak memory of its process tree."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak = [0, 0]
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            pss, anon = _tree_memory(process.pid)
-            peak[0], peak[1] = max(peak[0], pss), max(peak[1], anon)
-            done.wait(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = process.communicate()
-    wall = time.perf_counter() - start
-    done.set()
-    sampler.join()
-    if process.returncode:
-        raise SystemExit(f"{name} failed:\n{err.decode()[-3000:]}")
+    measured = run_measured(command, env=env)
+    if measured.returncode:
+        raise SystemExit(f"{name} failed:\n{measured.stderr[-3000:]}")
     print(
-        f"  {name}: {wall:.1f} s, peak tree PSS {peak[0] / 2**20:.0f} MiB "
-        f"(anonymous {peak[1] / 2**20:.0f} MiB)",
+        f"  {name}: {measured.wall_s:.1f} s, peak tree PSS {measured.peak_tree_pss_mib:.0f} MiB "
+        f"(anonymous {measured.peak_tree_anon_mib:.0f} MiB)",
         flush=True,
     )
     return {
-        "wall_s": wall,
-        "peak_tree_pss_mib": peak[0] / 2**20,
-        "peak_tree_anon_mib": peak[1] / 2**20,
+        "wall_s": measured.wall_s,
+        "peak_tree_pss_mib": measured.peak_tree_pss_mib,
+        "peak_tree_anon_mib": measured.peak_tree_anon_mib,
         "command": command[3:],
     }
 

@@ -1,38 +1,41 @@
-"""OCR of scanned exam pages: character error rate per variant and backend, pages per second.
+"""OCR of scanned exam pages, every engine side by side: character error rate, pages per second,
+peak memory.
 
-Why: MULTI's paper exams reach us as photocopies. The exam source reads them through one OCR
-interface (``benchsmith.images.ocr``); this measures what that reading is worth on the sample
-pages (``benchsmith.sources.exams.pages_sample``: clean, rotated 1.2 degrees, blurred, noisy),
-against their ground truth, and how fast it goes.
+Why: MULTI's paper exams reach us as photocopies, read through one OCR interface
+(``benchsmith.images.ocr``). The default engine is RapidOCR because it installs with pip; this
+shows what that choice costs or gains against Tesseract (the previous default, a system
+program) on the sample pages (``benchsmith.sources.exams.pages_sample``: clean, rotated 1.2
+degrees, blurred, noisy), in one run.
 
-- **CER** per page variant and backend: edit distance over the ground truth's characters
-  (NFKC, whitespace ignored), the figures whitened first (the page reader crops them out) and
-  the drawn blanks (``______``) left out of the truth (blanks are found as lines, not read);
-  once for the engine reading the whole page, once for the page reader's lines (the option lines
-  re-read cell by cell, which is what ``build multi ocr`` keeps).
-  Backends that cannot run here are listed with the reason (EasyOCR needs weights supplied by
-  the user).
-- **Throughput**: pages per second over ``--rounds`` passes of all pages, ours (words, boxes,
-  confidences, lines: ``image_to_data``) in one process and with 1 and 2 worker processes, side
-  by side with the baseline ``pytesseract.image_to_string`` (text only) in one process; the
-  ratio of ours in one process to the baseline is the cost of the structure the page reader
-  needs. Everything runs Tesseract with ``OMP_THREAD_LIMIT=1`` (the backend's default: its own
-  threads make it slower on pages this size and compete with worker processes); the baseline
-  is also timed with Tesseract's default threading, to show that choice.
+- **CER** per page variant and engine, at three levels (``benchsmith.images.ocr.CER_LEVELS``):
+  ``raw`` (the text as returned against the lines as drawn, spaces and line breaks counted),
+  ``whitespace`` (NFKC, whitespace ignored: what ``build multi ocr`` reports) and
+  ``punctuation`` (punctuation ignored as well). Once for the engine reading the whole page with
+  the figures whitened, once through the page reader (blanks found and whitened, option lines
+  re-read cell by cell: what the build keeps). The drawn blanks (``______``) are left out of
+  the truth: blanks are found as strokes, not read.
+- **Speed**: pages per second of the engine alone and of the whole page reader in one process
+  (the models loaded and one page read first, timed apart as ``first_page_s``), and of the page
+  reader in 2 worker processes.
+- **Memory**: each engine runs in a fresh process; its peak resident memory (``VmHWM``) is
+  reported beside that of the same process before the engine loaded.
 
-Run ``python bench/ocr_pages.py`` (~1 minute) or ``--quick``; the result goes to
-``bench/results/ocr_pages.json``.
+Engines that cannot run here are listed with the reason (Tesseract needs its program, EasyOCR
+its extra and user-supplied weights). Run ``python bench/ocr_pages.py`` (~2 minutes) or
+``--quick``; the result goes to ``bench/results/ocr_pages.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import multiprocessing
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from statistics import mean
+from typing import Any
 
 from PIL import Image, ImageDraw
 from synthetic_coco import machine_info, print_table, write_result
@@ -40,15 +43,15 @@ from synthetic_coco import machine_info, print_table, write_result
 NAME = "ocr_pages"
 
 
-def prepared(folder: Path, manifest: dict, page: str, variant: str) -> Image.Image:
-    image = Image.open(folder / f"{page}.{variant}.png")
-    draw = ImageDraw.Draw(image)
-    for box in manifest["pages"][page]["figures"][variant]:
-        draw.rectangle(box, fill=255)
-    return image
+def peak_mib() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
-def whitened(path: str, boxes: list) -> Image.Image:
+def whitened(path: Path, boxes: list) -> Image.Image:
     image = Image.open(path)
     draw = ImageDraw.Draw(image)
     for box in boxes:
@@ -56,22 +59,93 @@ def whitened(path: str, boxes: list) -> Image.Image:
     return image
 
 
-def one_thread_each() -> None:
-    """Tesseract runs OpenMP threads of its own: one per worker process, or they compete."""
-    os.environ["OMP_THREAD_LIMIT"] = "1"
+def truth_of(folder: Path, page: str, variant: str) -> str:
+    return (folder / f"{page}.{variant}.gt.txt").read_text("utf-8").replace("______", "")
 
 
-def read_ours(path_and_boxes: tuple[str, list]) -> str:
-    from benchsmith.images.ocr import ocr_backend
+def error_rates(said: dict[tuple[str, str], str], folder: Path) -> dict[str, dict[str, float]]:
+    """Mean CER over the pages, per level and variant."""
+    from benchsmith.images.ocr import CER_LEVELS, character_error_rate
+    from benchsmith.sources.exams.pages_sample import VARIANTS
 
-    return ocr_backend("tesseract").read(whitened(*path_and_boxes)).text
+    return {
+        level: {
+            variant: round(mean(character_error_rate(text, truth_of(folder, page, v), level)
+                                for (page, v), text in said.items() if v == variant), 4)
+            for variant in VARIANTS
+        }
+        for level in CER_LEVELS
+    }  # fmt: skip
 
 
-def read_with_reader(path: str) -> int:
-    from benchsmith.images.ocr import ocr_backend
+_WORKER_ENGINE: list = []
+
+
+def _load_worker_engine(name: str) -> None:
+    from benchsmith.images.ocr_engines import ocr_backend
+
+    _WORKER_ENGINE.append(ocr_backend(name))
+
+
+def _read_in_worker(path: str) -> int:
     from benchsmith.sources.exams.page_reader import read_page
 
-    return len(read_page(path, ocr_backend("tesseract")).questions)
+    return len(read_page(path, _WORKER_ENGINE[0]).questions)
+
+
+def measure_engine(name: str, folder: str, rounds: int) -> dict[str, Any]:
+    """Everything about one engine, in a process of its own (run through a spawn pool)."""
+    from benchsmith.images.ocr import OcrUnavailable
+    from benchsmith.images.ocr_engines import ocr_backend
+    from benchsmith.sources.exams.page_reader import read_page
+
+    root = Path(folder)
+    manifest = json.loads((root / "pages.json").read_text("utf-8"))
+    jobs = [(p, v) for p in manifest["pages"] for v in manifest["variants"]]
+    before = peak_mib()
+    backend = ocr_backend(name)
+    try:
+        identity = backend.identity()
+    except OcrUnavailable as exc:
+        return {"unavailable": str(exc).splitlines()[0]}
+    pages = {(p, v): whitened(root / f"{p}.{v}.png", manifest["pages"][p]["figures"][v])
+             for p, v in jobs}  # fmt: skip
+    start = time.perf_counter()
+    backend.read(pages[jobs[0]])  # loads the models
+    first_page = time.perf_counter() - start
+    engine_text = {job: backend.read(image).text for job, image in pages.items()}
+    reader_text = {job: "\n".join(read_page(root / f"{job[0]}.{job[1]}.png", backend).lines)
+                   .replace("[MASK]", "") for job in jobs}  # fmt: skip
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for image in pages.values():
+            backend.read(image)
+    engine_rate = rounds * len(pages) / (time.perf_counter() - start)
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for page, variant in jobs:
+            read_page(root / f"{page}.{variant}.png", backend)
+    reader_rate = rounds * len(jobs) / (time.perf_counter() - start)
+    return {
+        "identity": identity,
+        "first_page_s": round(first_page, 3),
+        "pages_per_s": {"engine": round(engine_rate, 3), "page_reader": round(reader_rate, 3)},
+        "cer": {"engine": error_rates(engine_text, root), "page_reader": error_rates(reader_text, root)},
+        "peak_mib": {"before_engine": round(before, 1), "with_engine": round(peak_mib(), 1)},
+    }  # fmt: skip
+
+
+def reader_with_workers(name: str, folder: Path, rounds: int, workers: int) -> float:
+    """Pages per second of the page reader in ``workers`` processes, engines loaded first."""
+    manifest = json.loads((folder / "pages.json").read_text("utf-8"))
+    paths = [str(folder / f"{p}.{v}.png") for p in manifest["pages"] for v in manifest["variants"]]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_load_worker_engine,
+                             initargs=(name,)) as pool:  # fmt: skip
+        list(pool.map(_read_in_worker, paths[:workers]))  # warm: models loaded in each
+        start = time.perf_counter()
+        list(pool.map(_read_in_worker, paths * rounds))
+        return rounds * len(paths) / (time.perf_counter() - start)
 
 
 def main() -> None:
@@ -81,99 +155,58 @@ def main() -> None:
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds
 
-    import pytesseract
-
-    from benchsmith.images.ocr import BACKENDS, OcrUnavailable, character_error_rate, ocr_backend
+    from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
     from benchsmith.sources.exams.pages_sample import VARIANTS, write_sample_pages
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         manifest = write_sample_pages(folder)
-        pages = list(manifest["pages"])
-        cer: dict[str, dict[str, float]] = {}
-        unavailable = {}
+        engines: dict[str, dict[str, Any]] = {}
+        context = multiprocessing.get_context("spawn")
         for name in BACKENDS:
-            backend = ocr_backend(name)
-            try:
-                backend.identity()
-                rates = {}
-                for variant in VARIANTS:
-                    errors = []
-                    for page in pages:
-                        truth = (folder / f"{page}.{variant}.gt.txt").read_text("utf-8")
-                        text = backend.read(prepared(folder, manifest, page, variant)).text
-                        errors.append(character_error_rate(text, truth.replace("______", "")))
-                    rates[variant] = round(sum(errors) / len(errors), 4)
-                cer[name] = rates
-            except OcrUnavailable as exc:
-                unavailable[name] = str(exc).splitlines()[0]
-                continue
-            # the page reader's own lines: option lines re-read cell by cell, blanks as [MASK]
-            from benchsmith.sources.exams.page_reader import read_page
-
-            rates = {}
-            for variant in VARIANTS:
-                errors = []
-                for page in pages:
-                    truth = (folder / f"{page}.{variant}.gt.txt").read_text("utf-8")
-                    lines = read_page(folder / f"{page}.{variant}.png", backend).lines
-                    said = "\n".join(lines).replace("[MASK]", "")
-                    errors.append(character_error_rate(said, truth.replace("______", "")))
-                rates[variant] = round(sum(errors) / len(errors), 4)
-            cer[f"{name} + page reader"] = rates
-        jobs = [(str(folder / f"{p}.{v}.png"), manifest["pages"][p]["figures"][v])
-                for p in pages for v in VARIANTS] * rounds  # fmt: skip
-        baselines = {}
-        for threads in ("default", "1"):
-            if threads == "1":
-                os.environ["OMP_THREAD_LIMIT"] = "1"
-            else:
-                os.environ.pop("OMP_THREAD_LIMIT", None)
-            start = time.perf_counter()
-            for path, boxes in jobs:
-                pytesseract.image_to_string(whitened(path, boxes), lang="chi_sim+eng",
-                                            config="--psm 6")  # fmt: skip
-            baselines[threads] = len(jobs) / (time.perf_counter() - start)
-        baseline = baselines["1"]
-        speed = {}
-        start = time.perf_counter()
-        for job in jobs:
-            read_ours(job)
-        speed["in_process"] = len(jobs) / (time.perf_counter() - start)
-        for workers in (1, 2):
-            start = time.perf_counter()
-            with ProcessPoolExecutor(workers, initializer=one_thread_each) as pool:
-                list(pool.map(read_ours, jobs))
-            speed[f"{workers}_workers"] = len(jobs) / (time.perf_counter() - start)
-        # the whole page reader (deskew, figures, blanks, OCR, option cells), as `build multi
-        # ocr --workers N` runs it, one page per task
-        reader_jobs = [str(folder / f"{p}.{v}.png") for p in pages for v in VARIANTS] * rounds
-        for workers in (1, 2):
-            start = time.perf_counter()
-            with ProcessPoolExecutor(workers, initializer=one_thread_each) as pool:
-                list(pool.map(read_with_reader, reader_jobs))
-            speed[f"reader_{workers}_workers"] = len(reader_jobs) / (time.perf_counter() - start)
-    result = {
+            with ProcessPoolExecutor(1, mp_context=context) as pool:  # a fresh process each
+                engines[name] = pool.submit(measure_engine, name, str(folder), rounds).result()
+            if "unavailable" not in engines[name]:
+                engines[name]["pages_per_s"]["page_reader_2_workers"] = round(
+                    reader_with_workers(name, folder, rounds, 2), 3)  # fmt: skip
+    ran = {n: e for n, e in engines.items() if "unavailable" not in e}
+    result: dict[str, Any] = {
         "machine": machine_info(),
-        "pages": len(pages) * len(VARIANTS),
+        "pages": len(manifest["pages"]) * len(VARIANTS),
         "rounds": rounds,
-        "cer": cer,
-        "unavailable": unavailable,
-        "pages_per_s": {
-            "baseline_image_to_string": round(baseline, 3),
-            **{f"ours_{k}": round(v, 3) for k, v in speed.items()},
-        },  # fmt: skip
-        "ours_vs_baseline": round(speed["in_process"] / baseline, 3),
-        "two_workers_speedup": round(speed["2_workers"] / speed["1_workers"], 3),
-        "reader_two_workers_speedup": round(
-            speed["reader_2_workers"] / speed["reader_1_workers"], 3
-        ),  # fmt: skip
+        "font": manifest["font"],
+        "default": DEFAULT_BACKEND,
+        "engines": engines,
     }
-    print_table(["backend", *VARIANTS], [[n, *(r[v] for v in VARIANTS)] for n, r in cer.items()])
-    for name, why in unavailable.items():
-        print(f"{name}: not run ({why})")
-    print(json.dumps(result["pages_per_s"]), "ours/baseline", result["ours_vs_baseline"],
-          "2-worker speedup", result["two_workers_speedup"])  # fmt: skip
+    if DEFAULT_BACKEND in ran and "tesseract" in ran:
+        default, tesseract = ran[DEFAULT_BACKEND]["pages_per_s"], ran["tesseract"]["pages_per_s"]
+        result["default_vs_tesseract_pages_per_s"] = {
+            k: round(default[k] / tesseract[k], 3) for k in default
+        }
+    rows = []
+    for name, engine in ran.items():
+        for route in ("engine", "page_reader"):
+            rates = engine["cer"][route]
+            rows.append([f"{name}, {route.replace('_', ' ')}",
+                         *(f"{rates['whitespace'][v]:.1%}" for v in VARIANTS),
+                         f"{mean(rates['raw'].values()):.1%}",
+                         f"{mean(rates['punctuation'].values()):.1%}"])  # fmt: skip
+    print_table(["CER (whitespace ignored)", *VARIANTS, "mean raw", "mean no punct."], rows)
+    print()
+    print_table(
+        ["engine", "first page s", "engine pages/s", "reader pages/s", "reader 2 workers",
+         "peak MiB (before engine)"],
+        [[name, e["first_page_s"], e["pages_per_s"]["engine"], e["pages_per_s"]["page_reader"],
+          e["pages_per_s"]["page_reader_2_workers"],
+          f"{e['peak_mib']['with_engine']:.0f} ({e['peak_mib']['before_engine']:.0f})"]
+         for name, e in ran.items()],
+    )  # fmt: skip
+    for name, engine in engines.items():
+        if "unavailable" in engine:
+            print(f"{name}: not run ({engine['unavailable']})")
+    if "default_vs_tesseract_pages_per_s" in result:
+        print(f"{DEFAULT_BACKEND} / tesseract pages/s:",
+              json.dumps(result["default_vs_tesseract_pages_per_s"]))  # fmt: skip
     print("->", write_result(NAME, result))
 
 

@@ -9,7 +9,7 @@ scaled to a cluster (``bench/README.md`` does that on paper). Each run is a fres
   photo-like 640x480 sources, 500 stitched images) with ``RenderConfig(workers=N,
   executor=...)``;
 * **ocr**: ``convert_exams`` of the sample exam sources (8 scanned pages, the whole page reader,
-  Tesseract) with an empty OCR cache, ``OcrSettings(workers=N, executor=...)``;
+  the default OCR engine) with an empty OCR cache, ``OcrSettings(workers=N, executor=...)``;
 * **frames**: MMIU's ScanNet frame extraction (``scene_survey.survey_scenes``, one task per
   scene: the stream indexed, every frame's depth decoded and reprojected into the next) over 8
   synthetic scenes of 100 frames whose depth is ScanNet's 640x480 (the sample scenes' 80x60

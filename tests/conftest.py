@@ -1,25 +1,32 @@
 """Shared fixtures: miniature COCO and ScanNet sources in their real formats, one MMNeedle build
-and one MMIU plan per session."""
+and one MMIU plan per run, and how tests are spread over ``pytest -n N`` workers.
+
+The session fixtures that build something are built once per run, not once per worker:
+:func:`shared_build` builds under a file lock in the run's shared temporary folder, and the other
+workers reuse what the first one built. They are read-only for tests (copy before changing).
+
+Workers take whole test files (a file's module fixtures are built once), except two groups that
+cross files: every test of the fresh checkout (one ``dvc repro``) runs on one worker, and so does
+every test on the local Ray cluster (one Ray per run, not one per worker). A scheduler of our
+own (:func:`pytest_xdist_make_scheduler`) reads each test's group from the workers. The fresh
+checkout goes first, being the longest.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
 import os
+import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from benchsmith.builders.mmiu.config import MmiuConfig
-from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
-from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
-from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
-from benchsmith.builders.mmneedle.publication import MmneedlePublication
-from benchsmith.builders.mmneedle.render import render_mmneedle
-from benchsmith.publish.publisher import publish
-from benchsmith.sources.coco.reader import read_captions
-from benchsmith.sources.coco.sample import write_sample_coco
-from benchsmith.sources.scannet.sample import write_sample_scannet
+# benchsmith is imported inside the fixtures: the process that only runs the workers loads
+# this file too, and stays small without the build dependencies.
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -32,10 +39,125 @@ def _offline_hf(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
 
 
+def uses_ray(item) -> bool:
+    """The test starts work on the local Ray: it asks for ``ray_cluster``, or is the ``ray``
+    case of a test parametrised over executors (which asks for it from inside)."""
+    if "ray_cluster" in getattr(item, "fixturenames", ()):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(v == "ray" or (isinstance(v, list | tuple) and "ray" in v) for v in params.values())
+
+
+def group_of(item) -> str:
+    """What a worker takes at once: the test's file; or every test of the fresh checkout (one
+    `dvc repro`), or every test on the local Ray, whatever their files."""
+    if "fresh_checkout" in getattr(item, "fixturenames", ()):
+        return "fresh_checkout"
+    return "ray" if uses_ray(item) else item.nodeid.split("::")[0]
+
+
+GROUPS_ENV = "BENCHSMITH_TEST_GROUPS"  # the folder where workers tell the scheduler the groups
+
+
+def pytest_configure(config):
+    """Bytecode is cached for this run, whatever ``PYTHONDONTWRITEBYTECODE`` says: a suite that
+    starts a hundred ``benchsmith`` processes (and two workers that import every test module)
+    would otherwise compile the same sources each time (9 s of collection per worker instead of
+    5 here). And in the process that runs workers: a folder for their test -> group maps (a
+    worker gets both when it starts, after this)."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+    if config.getoption("numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        import tempfile
+
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="benchsmith-test-groups-")
+
+
+def pytest_unconfigure(config):
+    if not os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(GROUPS_ENV):
+        shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The fresh checkout's tests first, the longest group (the same order in every worker);
+    under workers, each worker writes which group each test belongs to."""
+    items.sort(key=lambda item: group_of(item) != "fresh_checkout")
+    folder, worker = os.environ.get(GROUPS_ENV), os.environ.get("PYTEST_XDIST_WORKER")
+    if folder and worker:
+        groups = {item.nodeid: group_of(item) for item in items}
+        partial = Path(folder, f"{worker}.json.partial")
+        partial.write_text(json.dumps(groups), encoding="utf-8")
+        partial.replace(Path(folder, f"{worker}.json"))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run without workers never calls it
+def pytest_xdist_make_scheduler(config, log):
+    """Workers take whole groups (:func:`group_of`) in collection order: a file's module
+    fixtures are built once, and one local Ray serves every Ray test."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            config.option.loadscopereorder = False  # keep collection order: longest first
+            self._groups: dict[str, str] = {}
+
+        def _split_scope(self, nodeid: str) -> str:
+            if not self._groups:  # every worker has collected (and written) by now
+                for written in Path(os.environ[GROUPS_ENV]).glob("*.json"):
+                    self._groups.update(json.loads(written.read_text(encoding="utf-8")))
+            return self._groups.get(nodeid) or nodeid.split("::")[0]
+
+    return GroupScheduling(config, log)
+
+
+def shared_build(tmp_path_factory, name: str, build: Callable[[Path], object]) -> Path:
+    """``build(folder)`` run once per test run, whatever the number of workers: the first to
+    ask builds under a lock in the run's shared temporary folder; the others wait and reuse it.
+    A build that failed half-way is removed and made again by the next one to ask.
+
+    A worker sees the build through a link in its own temporary folder, so it sits as deep as
+    the worker's other temporary folders, as it does without workers: relative roots recorded
+    in a build (a plan's ``../../shared-coco/coco``) still hold in a copy a test makes."""
+    basetemp = tmp_path_factory.getbasetemp()
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    root = basetemp.parent if worker else basetemp  # the folder every worker's basetemp is in
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    seen = basetemp / f"shared-{name}" if worker else folder
+    if worker and not seen.is_symlink():
+        seen.symlink_to(folder, target_is_directory=True)
+    with FileLock(str(root / f"shared-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(seen)
+            done.touch()
+    return seen
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _return_memory_after_each_file():
+    """A worker runs a hundred test files in one process. What a file freed is handed back to
+    the system when the file ends (glibc keeps freed heap for reuse otherwise), so a worker's
+    peak is the largest file's, not the sum of every file's leftovers."""
+    yield
+    import contextlib
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to hand back
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 @pytest.fixture(scope="session")
 def sample_coco(tmp_path_factory) -> Path:
     """A 660-image miniature COCO 2014 val (read-only for tests: copy before changing it)."""
-    return write_sample_coco(tmp_path_factory.mktemp("coco") / "coco", n_images=660, seed=0)
+    from benchsmith.sources.coco.sample import write_sample_coco
+
+    folder = shared_build(tmp_path_factory, "coco",
+                          lambda f: write_sample_coco(f / "coco", n_images=660, seed=0))  # fmt: skip
+    return folder / "coco"
 
 
 @pytest.fixture(scope="session")
@@ -43,31 +165,51 @@ def sample_project(tmp_path_factory) -> Path:
     """The whole sample pipeline run once by its dvc.yaml commands (read-only for tests)."""
     from project_fixtures import build_sample_project
 
-    return build_sample_project(tmp_path_factory.mktemp("project") / "project")
+    folder = shared_build(tmp_path_factory, "project",
+                          lambda f: build_sample_project(f / "project"))  # fmt: skip
+    return folder / "project"
+
+
+@pytest.fixture(scope="session")
+def fresh_checkout(tmp_path_factory):
+    """The project's files copied to another path and built by `dvc repro` on a bare machine,
+    every stage's imports traced (read-only: tests that re-run stages copy it)."""
+    from fresh_checkout import build_fresh_checkout
+
+    return build_fresh_checkout(tmp_path_factory.mktemp("fresh"))
 
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory, sample_coco) -> dict[str, Path]:
     """plan -> render -> publish of the sample profile sizes (pool 20, 10 samples per config)."""
-    root = tmp_path_factory.mktemp("build")
-    captions = sample_coco / "annotations" / "captions_val2014.json"
-    source = read_captions(captions)
-    plan_dir, render_dir, out = root / "plan", root / "render", root / "published"
-    write_plan(
-        plan_mmneedle(source, PlanConfig(pool_size=20, samples_per_config=10)),
-        source,
-        plan_dir,
-        sample_coco / "val2014",
-    )
-    render_mmneedle(plan_dir, render_dir, RenderConfig(workers=1))
-    publish(MmneedlePublication(plan_dir, render_dir), out, "1.2.3")
+    from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
+    from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
+    from benchsmith.builders.mmneedle.publication import MmneedlePublication
+    from benchsmith.builders.mmneedle.render import render_mmneedle
+    from benchsmith.publish.publisher import publish
+    from benchsmith.sources.coco.reader import read_captions
+
+    def build(root: Path) -> None:
+        captions = sample_coco / "annotations" / "captions_val2014.json"
+        source = read_captions(captions)
+        plan_dir, render_dir = root / "plan", root / "render"
+        write_plan(
+            plan_mmneedle(source, PlanConfig(pool_size=20, samples_per_config=10)),
+            source,
+            plan_dir,
+            sample_coco / "val2014",
+        )
+        render_mmneedle(plan_dir, render_dir, RenderConfig(workers=1))
+        publish(MmneedlePublication(plan_dir, render_dir), root / "published", "1.2.3")
+
+    root = shared_build(tmp_path_factory, "mmneedle", build)
     return {
         "root": root,
         "coco": sample_coco,
-        "captions": captions,
-        "plan": plan_dir,
-        "render": render_dir,
-        "published": out,
+        "captions": sample_coco / "annotations" / "captions_val2014.json",
+        "plan": root / "plan",
+        "render": root / "render",
+        "published": root / "published",
     }
 
 
@@ -100,41 +242,40 @@ def write_reference_captions(path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def mmiu_sources(tmp_path_factory, sample_coco) -> MmiuSources:
+def mmiu_sources(tmp_path_factory, sample_coco):
     """Two ray-cast ScanNet scenes (30 frames each, frame 6 with a -inf pose) and the COCO
-    miniature (read-only: copy before changing)."""
-    scannet = write_sample_scannet(tmp_path_factory.mktemp("scannet") / "ScanNet", n_scenes=2)
-    return MmiuSources(scannet=scannet, coco=sample_coco)
+    miniature, as ``MmiuSources`` (read-only: copy before changing)."""
+    from benchsmith.builders.mmiu.plan import MmiuSources
+    from benchsmith.sources.scannet.sample import write_sample_scannet
+
+    folder = shared_build(tmp_path_factory, "scannet",
+                          lambda f: write_sample_scannet(f / "ScanNet", n_scenes=2))  # fmt: skip
+    return MmiuSources(scannet=folder / "ScanNet", coco=sample_coco)
 
 
 @pytest.fixture(scope="session")
 def mmiu_plan(tmp_path_factory, mmiu_sources) -> Path:
     """The sample-profile plan of every task (12 items each)."""
-    out = tmp_path_factory.mktemp("mmiu") / "plan"
-    build_mmiu(MmiuConfig.from_params({}, "sample"), mmiu_sources, out)
-    return out
+    from benchsmith.builders.mmiu.config import MmiuConfig
+    from benchsmith.builders.mmiu.plan import build_mmiu
+
+    folder = shared_build(tmp_path_factory, "mmiu_plan",
+                          lambda f: build_mmiu(MmiuConfig.from_params({}, "sample"), mmiu_sources,
+                                               f / "plan"))  # fmt: skip
+    return folder / "plan"
 
 
 @pytest.fixture(scope="session")
-def multi_build(tmp_path_factory) -> dict[str, Path]:
-    """One MULTI build of the sample exam sources through the CLI: ocr, questions, select,
-    publish."""
-    from benchsmith.cli import main
-
-    root = tmp_path_factory.mktemp("multi")
-    exams = root / "exams"
-    assert main(["source", "sample", "exams", "--out", str(exams)]) == 0
-    paths = {"root": root, "exams": exams, "release": exams / "release",
-             "converted": root / "converted", "questions": root / "questions",
-             "plan": root / "plan", "published": root / "published", "cache": root / "cache"}  # fmt: skip
-    assert main(["build", "multi", "ocr", "--exams", str(exams), "--cache", str(paths["cache"]),
-                 "--out", str(paths["converted"])]) == 0  # fmt: skip
-    assert main(["build", "multi", "questions", "--release", str(paths["release"]),
-                 "--converted", str(paths["converted"]), "--out", str(paths["questions"])]) == 0  # fmt: skip
-    assert main(["build", "multi", "select", str(paths["questions"]),
-                 "--out", str(paths["plan"])]) == 0  # fmt: skip
-    assert main(["publish", "multi", str(paths["plan"]), "--out", str(paths["published"])]) == 0
-    return paths
+def multi_build(sample_project) -> dict[str, Path]:
+    """The sample project's MULTI build, made by the pipeline's own commands: the exam sources,
+    the OCR step's records (and its cache, filled by that first, cold run), the questions, the
+    plan and the published folder."""
+    exams = sample_project / "data" / "sources" / "exams"
+    data = sample_project / "data" / "multi"
+    return {"root": sample_project, "exams": exams, "release": exams / "release",
+            "converted": data / "converted", "questions": data / "questions",
+            "plan": data / "plan", "published": sample_project / "published" / "multi",
+            "cache": sample_project / ".benchsmith" / "ocr-cache"}  # fmt: skip
 
 
 @pytest.fixture(scope="session")

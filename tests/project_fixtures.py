@@ -51,7 +51,7 @@ def run_stages(project: Path, stages: list[str]) -> None:
 
 
 def build_sample_project(project: Path) -> Path:
-    """Every stage of the pipeline (sources, both families, curation) into ``project``."""
+    """Every stage of the pipeline (sources, every family, curation) into ``project``."""
     project.mkdir(parents=True, exist_ok=True)
     (project / "params.yaml").write_text(yaml.safe_dump(small_params()), encoding="utf-8")
     run_stages(project, list(PIPELINE))

@@ -34,14 +34,18 @@ def export(published: Path, out: Path, *extra: str) -> list[Path]:
     return sorted(out.glob("*/benchsmith_*.yaml"))
 
 
-def run_task(config: dict, respond) -> tuple[list[dict], dict[str, float]]:
+def run_task(config: dict, responders) -> tuple[list[tuple[str, str]], dict[str, dict]]:
     """What lmms-eval does with a generate_until task: load, process_docs, build each request,
-    collect process_results per metric, aggregate."""
+    collect process_results per metric, aggregate; once per responder, in one pass over the
+    docs (each doc's images are decoded once, and no doc is kept: a task's docs with their
+    images run to gigabytes). Returns each doc's (benchsmith_key, target) and the aggregated
+    scores per responder."""
     loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
                                    split=config["test_split"])  # fmt: skip
     docs = config["process_docs"](loaded)
     kwargs = config["lmms_eval_specific_kwargs"]["default"]
-    items: dict[str, list] = {m["metric"]: [] for m in config["metric_list"]}
+    items = {r.__name__: {m["metric"]: [] for m in config["metric_list"]} for r in responders}
+    seen = []
     for doc in docs:
         messages = config["doc_to_messages"](doc, kwargs)
         assert messages[-1]["role"] == "user" and all(
@@ -51,18 +55,24 @@ def run_task(config: dict, respond) -> tuple[list[dict], dict[str, float]]:
         visuals = config["doc_to_visual"](doc)
         assert len(visuals) == sum(c["type"] == "image" for c in messages[-1]["content"])
         assert isinstance(config["doc_to_text"](doc, kwargs), str)
-        result = config["process_results"](doc, [respond(doc, config["doc_to_target"](doc))])
-        for metric, value in result.items():
-            items[metric].append(value)
-    scores = {m["metric"]: m["aggregation"](items[m["metric"]]) for m in config["metric_list"]}
-    return list(docs), scores
+        target = config["doc_to_target"](doc)
+        for respond in responders:
+            result = config["process_results"](doc, [respond(doc, target)])
+            for metric, value in result.items():
+                items[respond.__name__][metric].append(value)
+        seen.append((doc["benchsmith_key"], doc["target"]))
+    scores = {name: {m["metric"]: m["aggregation"](values[m["metric"]])
+                     for m in config["metric_list"]} for name, values in items.items()}  # fmt: skip
+    return seen, scores
 
 
-def cli_score(published: Path, config: str, docs: list[dict], respond, tmp_path, capsys) -> dict:
+def cli_score(published: Path, config: str, docs: list[tuple[str, str]], respond, tmp_path,
+              capsys) -> dict:  # fmt: skip
     path = tmp_path / f"{config}.jsonl"
     with path.open("w", encoding="utf-8") as handle:
-        for doc in docs:
-            row = {**json.loads(doc["benchsmith_key"]), "response": respond(doc, doc["target"])}
+        for key, target in docs:
+            response = respond({"benchsmith_key": key}, target)
+            row = {**json.loads(key), "response": response}
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     capsys.readouterr()
     assert main(["score", str(published), "--config", config, "--predictions", str(path)]) == 0
@@ -90,8 +100,9 @@ def test_tasks_score_as_benchsmith_score(family, sample_project, tmp_path, capsy
         assert config["metadata"]["version"] == info["version"]
         name = config["metadata"]["config"]
         headline: dict[str, float] = {}
+        docs, by_responder = run_task(config, (gold, wrong))
         for respond in (gold, wrong):
-            docs, scores = run_task(config, respond)
+            scores = by_responder[respond.__name__]
             report = cli_score(published, name, docs, respond, tmp_path, capsys)
             assert report.get("missing", 0) == 0, (path, report)
             [(metric, value)] = scores.items()

@@ -15,6 +15,7 @@ from benchsmith.builders.base import Step
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, section
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 from benchsmith.publish.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_EXAMS = Path("data/sources/exams")
@@ -42,8 +43,10 @@ def add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exams", type=Path, metavar="DIR",
                         help="exams folder with html/ and pages/ (default: multi.sources.exams, "
                         f"{DEFAULT_EXAMS})")  # fmt: skip
-    parser.add_argument("--backend", choices=("tesseract", "easyocr"),
-                        help="OCR engine (default: multi.ocr.backend, tesseract)")  # fmt: skip
+    parser.add_argument("--backend", choices=BACKENDS,
+                        help="OCR engine: rapidocr (models in its wheel), tesseract (the system "
+                        "program and its chi_sim data) or easyocr (the extra and your weights) "
+                        f"(default: multi.ocr.backend, {DEFAULT_BACKEND})")  # fmt: skip
     parser.add_argument("--workers", type=int, metavar="N",
                         help="OCR processes, or Ray tasks at once (default: multi.ocr.workers, 1)")  # fmt: skip
     parser.add_argument("--executor", choices=("local", "ray"),
@@ -66,7 +69,7 @@ def run_ocr(args: argparse.Namespace) -> int:
     knobs = section(params, "multi", "ocr")
     exams = args.exams or section(params, "multi", "sources").get("exams") or DEFAULT_EXAMS
     settings = OcrSettings(
-        backend=args.backend or knobs.get("backend") or "tesseract",
+        backend=args.backend or knobs.get("backend") or DEFAULT_BACKEND,
         workers=args.workers or int(knobs.get("workers") or 1),
         executor=args.executor or knobs.get("executor") or "local",
         cache_dir=Path(args.cache or knobs.get("cache_dir") or ".benchsmith/ocr-cache"),

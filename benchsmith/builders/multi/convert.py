@@ -17,7 +17,7 @@ page without one is converted but skipped (counted as ``NO_ANSWER_KEY``). A page
 decode or convert (not UTF-8, no text, an image it names is missing), or on which OCR finds
 nothing, is a counted skip naming the file and why, never an abort, so one bad scan does not
 lose the rest. OCR results are cached in ``--cache`` by the page's sha256, the engine's identity
-(name, version, languages) and the reader's code: re-running after a change elsewhere (a
+(name, version, languages, model files) and the reader's code: re-running after a change elsewhere (a
 selection parameter, a new page) OCRs only pages it has not seen.
 """
 
@@ -47,16 +47,25 @@ UNDERSCORES = re.compile(r"_{3,}")
 def reader_digest() -> str:
     """A digest of the code that turns a page into questions: a cached result is reused only
     when that code is the one that made it (an edit to the reader invalidates the cache)."""
-    from benchsmith.images import ocr
+    from benchsmith.images import ocr, ocr_easyocr, ocr_engines, ocr_rapidocr, ocr_tesseract
     from benchsmith.sources.exams import option_cells, page_reader
 
-    return sha256_bytes(b"".join(Path(m.__file__).read_bytes()
-                                 for m in (ocr, page_reader, option_cells)))[:16]  # fmt: skip
+    modules = (ocr, ocr_engines, ocr_rapidocr, ocr_tesseract, ocr_easyocr, page_reader,
+               option_cells)  # fmt: skip
+    return sha256_bytes(b"".join(Path(m.__file__).read_bytes() for m in modules))[:16]
+
+
+@functools.cache
+def engine(name: str):
+    """One engine per process and name: its models load once, not once per page."""
+    from benchsmith.images.ocr_engines import ocr_backend
+
+    return ocr_backend(name)
 
 
 @dataclass(frozen=True)
 class OcrSettings:
-    backend: str = "tesseract"
+    backend: str = "rapidocr"
     workers: int = 1
     executor: str = "local"  # or "ray": where pages are read, never what is read
     cache_dir: Path = Path(".benchsmith/ocr-cache")
@@ -170,10 +179,9 @@ def convert_html(root: Path, done: Converted) -> None:
 
 def ocr_page(path: Path, backend_name: str, cache_dir: Path) -> dict[str, Any]:
     """The page reader's result as JSON, from the cache or freshly read (run in a worker)."""
-    from benchsmith.images.ocr import ocr_backend
     from benchsmith.sources.exams.page_reader import read_page
 
-    backend = ocr_backend(backend_name)
+    backend = engine(backend_name)
     data = path.read_bytes()
     digest = sha256_bytes(f"{sha256_bytes(data)}|{backend.identity()}|{reader_digest()}".encode())
     cached = cache_dir / digest[:2] / f"{digest}.json"

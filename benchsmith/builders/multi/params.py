@@ -10,7 +10,7 @@ from benchsmith.core.schema import Block, ListOf, Value
 
 def params_fields() -> dict[str, Any]:
     from benchsmith.core.executor import EXECUTORS
-    from benchsmith.images.ocr import BACKENDS
+    from benchsmith.images.ocr_engines import BACKENDS
 
     return {
         "seed": Value("int", minimum=0, nullable=True),

@@ -98,7 +98,7 @@ def read_options(page: Image.Image, mask: np.ndarray, top: int, bottom: int,
     texts = []
     for x0, x1 in cells:
         crop = page.crop((max(0, x0 - pad), max(0, top - pad), x1 + pad, bottom + pad))
-        result = backend.read(ImageOps.expand(crop, 20, fill=255))
+        result = backend.read_line(ImageOps.expand(crop, 20, fill=255))
         words = [w.text for w in sorted(result.words, key=lambda w: (w.line, w.box[0]))]
         texts.append(words)
         if len(texts) == 1:

@@ -10,7 +10,8 @@ A photocopied page goes through, in order:
    :data:`FIGURE_LINES` text lines is a figure: it is cropped from the deskewed page (with the
    small marks round it, such as vertex labels) as PNG, and whitened before OCR;
 4. **blanks**: horizontal strokes at least :data:`BLANK_MIN_PX` long and at most
-   :data:`BLANK_MAX_THICK` thick are the printed blanks (``______``), which OCR drops: each
+   :data:`BLANK_MAX_THICK` thick (pieces a few pixels apart joined) are the printed blanks
+   (``______``), which OCR drops: each
    becomes ``[MASK]`` in its line, after the last word left of it;
 5. **OCR** of what is left, through the one OCR interface (:mod:`benchsmith.images.ocr`);
 6. **structure**: OCR words are regrouped into the page's text bands (row profile); a line
@@ -40,6 +41,7 @@ FIGURE_LINES = 2.5  # a group taller than this many text lines is a figure
 LABEL_HEIGHT = 0.85  # a mark next to a figure, below this many text-line heights, is its label
 BLANK_MIN_PX = 40
 BLANK_MAX_THICK = 4
+BLANK_GAP_PX = 3  # underscores typed in a row: a gap this small between two is one blank
 SKEW_RANGE, SKEW_STEP, SKEW_TIE = 3.0, 0.1, 0.01
 QUESTION_START = re.compile(r"^\s*(\d{1,3})\s*[.．、,，]?\s*")
 OPTION = re.compile(r"(?<![A-Za-z])([A-H])\s*[.．、:：]\s*")
@@ -138,12 +140,24 @@ def find_figures(mask: np.ndarray) -> list[tuple[int, int, int, int]]:
 
 
 def find_blanks(mask: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Printed blanks: long, thin horizontal strokes with white above them."""
-    boxes = []
-    for x0, y0, x1, y1 in components(mask, 0):
-        if x1 - x0 >= BLANK_MIN_PX and y1 - y0 <= BLANK_MAX_THICK:
-            boxes.append((x0, y0, x1, y1))
-    return sorted(boxes, key=lambda b: (b[1], b[0]))
+    """Printed blanks: long, thin horizontal strokes. A blank typed as underscores is a row of
+    glyphs whose ends need not touch (Noto's ``_`` leaves a pixel between two), so thin
+    strokes on one baseline at most :data:`BLANK_GAP_PX` apart are one stroke, as long as it
+    stays thin (the foot of a ``。`` next to a blank is not part of it)."""
+    thin = sorted((b for b in components(mask, 0) if b[3] - b[1] <= BLANK_MAX_THICK),
+                  key=lambda b: (b[0], b[1]))  # fmt: skip
+    strokes: list[tuple[int, int, int, int]] = []
+    for x0, y0, x1, y1 in thin:
+        joined = next((k for k, s in enumerate(strokes)
+                       if 0 <= x0 - s[2] <= BLANK_GAP_PX and abs(y1 - s[3]) <= 1
+                       and max(y1, s[3]) - min(y0, s[1]) <= BLANK_MAX_THICK), None)  # fmt: skip
+        if joined is None:
+            strokes.append((x0, y0, x1, y1))
+        else:
+            s = strokes[joined]
+            strokes[joined] = (s[0], min(s[1], y0), max(s[2], x1), max(s[3], y1))
+    blanks = [s for s in strokes if s[2] - s[0] >= BLANK_MIN_PX and s[3] - s[1] <= BLANK_MAX_THICK]
+    return sorted(blanks, key=lambda b: (b[1], b[0]))
 
 
 def _png(image: Image.Image) -> bytes:

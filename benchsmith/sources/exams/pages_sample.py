@@ -6,8 +6,8 @@ box is known. Every page is written as a photocopy would come: ``clean``, ``rota
 degrees), ``blurred`` (Gaussian, radius 1) and ``noisy`` (seeded grain and speckles), each as
 ``pages/<page>.<variant>.png`` with ``<page>.<variant>.gt.txt`` next to it (the text lines, in
 reading order, exactly as drawn). ``pages/pages.json`` lists every page with its questions
-(number, stem, options, blank count), its figure boxes per variant and the font's name and
-sha256.
+(number, stem, options, blank count), its figure boxes per variant and the font's name,
+sha256 and face.
 """
 
 from __future__ import annotations
@@ -132,8 +132,11 @@ def write_sample_pages(folder: Path, seed: int = 0) -> dict[str, Any]:
     """Write every page in every variant into ``folder`` (which must exist); returns the
     manifest also written to ``pages.json``."""
     font = cjk_font()
-    manifest: dict[str, Any] = {"font": {"name": font.name, "sha256": font.sha256},
-                                "variants": list(VARIANTS), "pages": {}}  # fmt: skip
+    manifest: dict[str, Any] = {
+        "font": {"name": font.name, "sha256": font.sha256, "face": font.face_name},
+        "variants": list(VARIANTS),
+        "pages": {},
+    }
     for name, questions in PAGES.items():
         page, lines, figures = render_page(questions)
         rng = np.random.default_rng([seed, int(name.split("_")[1])])

@@ -1,16 +1,18 @@
-"""Scanned pages to questions: the sample pages in every variant, against what was drawn."""
+"""Scanned pages to questions: the sample pages in every variant, against what was drawn, read
+by the default OCR engine (the one a bare machine has)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from benchsmith.core.errors import SourceError
-from benchsmith.images.ocr import ocr_backend
-from benchsmith.sources.exams.page_reader import box_iou, read_page
+from benchsmith.images.ocr_engines import DEFAULT_BACKEND, ocr_backend
+from benchsmith.sources.exams.page_reader import box_iou, find_blanks, read_page
 from benchsmith.sources.exams.pages_sample import PAGES, ROTATION_DEG, VARIANTS, write_sample_pages
 
 
@@ -23,7 +25,7 @@ def pages(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def read(pages) -> dict:
-    backend = ocr_backend("tesseract")
+    backend = ocr_backend(DEFAULT_BACKEND)
     return {(p, v): read_page(pages / f"{p}.{v}.png", backend) for p in PAGES for v in VARIANTS}
 
 
@@ -70,7 +72,7 @@ def test_blanks_sit_where_they_were_printed_and_figures_are_cropped(read):
 
 
 def test_bad_pages_are_named(tmp_path):
-    backend = ocr_backend("tesseract")
+    backend = ocr_backend(DEFAULT_BACKEND)
     broken = tmp_path / "page.png"
     broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     with pytest.raises(SourceError) as error:
@@ -82,3 +84,23 @@ def test_bad_pages_are_named(tmp_path):
         read_page(blank, backend)
     with pytest.raises(SourceError, match="page image missing"):
         read_page(tmp_path / "absent.png", backend)
+
+
+def _mask_with(strokes: list[tuple[int, int, int, int]]) -> np.ndarray:
+    mask = np.zeros((60, 400), dtype=bool)
+    for x0, y0, x1, y1 in strokes:
+        mask[y0:y1, x0:x1] = True
+    return mask
+
+
+def test_underscores_typed_in_a_row_are_one_blank_and_a_full_stop_is_not_part_of_it():
+    # three underscores, 1-3 px apart on one baseline (as Noto draws "______"), then a full
+    # stop whose foot touches the baseline two pixels further on
+    typed = [(10, 40, 35, 42), (36, 40, 61, 42), (64, 40, 89, 42), (91, 36, 97, 40)]
+    assert find_blanks(_mask_with(typed)) == [(10, 40, 89, 42)]
+    # four pixels apart is two strokes, each too short to be a blank
+    assert find_blanks(_mask_with([(10, 40, 35, 42), (39, 40, 64, 42)])) == []
+    # a stroke one row lower is another baseline: not joined
+    assert find_blanks(_mask_with([(10, 40, 35, 42), (36, 43, 61, 45)])) == []
+    # a long thick bar (a figure's edge) is no blank
+    assert find_blanks(_mask_with([(10, 30, 200, 36)])) == []
