@@ -41,7 +41,7 @@ def run_suite(name: str, command: list[str]) -> dict[str, Any]:
     argv = [sys.executable if command[0] == "python" else command[0], *command[1:],
             "--durations=10", "-p", "no:cacheprovider"]  # fmt: skip
     print(f"{name}: {shlex.join(command)} ...", flush=True)
-    measured = run_measured(argv, env={**os.environ, "CI": "true"}, cwd=ROOT, every_s=1.0)
+    measured = run_measured(argv, env={**os.environ, "CI": "true"}, cwd=ROOT, every_s=2.0)
     summary = next((line for line in reversed(measured.stdout.splitlines())
                     if re.search(r"\d+ (passed|failed)", line)), "")  # fmt: skip
     slowest = re.findall(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)$", measured.stdout, re.M)

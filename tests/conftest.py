@@ -8,8 +8,8 @@ workers reuse what the first one built. They are read-only for tests (copy befor
 Workers take whole test files (a file's module fixtures are built once), except two groups that
 cross files: every test of the fresh checkout (one ``dvc repro``) runs on one worker, and so does
 every test on the local Ray cluster (one Ray per run, not one per worker). A scheduler of our
-own (:func:`pytest_xdist_make_scheduler`) reads each test's group from the workers. The fresh
-checkout goes first, being the longest.
+own (:func:`pytest_xdist_make_scheduler`) reads each test's group from the workers. The longest
+groups go first (:data:`LONGEST_FIRST`).
 """
 
 from __future__ import annotations
@@ -78,10 +78,27 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
 
 
+# The longest groups, first: a worker that takes one late finishes alone while the other idles.
+LONGEST_FIRST = (
+    "fresh_checkout",  # one `dvc repro` of the whole pipeline, then re-runs: ~90 s
+    "ray",  # a local Ray, and the builds run on it
+    "tests/test_wheel.py",  # builds and installs a wheel; its kernels compile afresh
+    "tests/builders/mmiu/test_scene_survey.py",  # a plan killed and resumed in subprocesses
+    "tests/publish/test_audit_mutations.py",
+    "tests/test_contracts.py",
+    "tests/exports/test_lmms_eval.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
-    """The fresh checkout's tests first, the longest group (the same order in every worker);
-    under workers, each worker writes which group each test belongs to."""
-    items.sort(key=lambda item: group_of(item) != "fresh_checkout")
+    """The longest groups first (:data:`LONGEST_FIRST`, the same order in every worker); under
+    workers, each worker writes which group each test belongs to."""
+
+    def rank(item) -> int:
+        group = group_of(item)
+        return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
     folder, worker = os.environ.get(GROUPS_ENV), os.environ.get("PYTEST_XDIST_WORKER")
     if folder and worker:
         groups = {item.nodeid: group_of(item) for item in items}
