@@ -188,8 +188,10 @@ STEPS = (
         "Read EXAMS/html/*.html (with html/answer_key.json) and EXAMS/pages/*.png (with "
         "pages/answer_key.json) and write problem records in the release's own shape, their "
         "images and a report to --out. HTML: layout stripped, Markdown, tables, images, LaTeX. "
-        "Scans: deskew, figures cropped, blanks to [MASK], OCR (tesseract, or easyocr with your "
-        "weights), question/stem/options. OCR results are cached by page sha256 and engine; a "
+        "Scans: deskew, figures cropped, blanks to [MASK], OCR (rapidocr by default, its models "
+        "inside its wheel; or tesseract, or easyocr with your weights: --backend), "
+        "question/stem/options. OCR results are cached by page sha256 and the engine with its "
+        "model files; a "
         "page that does not decode, an empty OCR or a page without an answer key is a counted "
         "skip named in the report.",
         add_ocr_arguments,

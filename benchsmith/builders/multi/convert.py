@@ -209,7 +209,7 @@ def _ocr_job(job: tuple[Path, str, Path]) -> dict[str, Any]:
     try:
         return ocr_page(path, backend, cache)
     except OcrUnavailable as exc:
-        return {"unavailable": str(exc)}
+        return {"unavailable": str(exc).splitlines()[0], "fix": exc.fix}
     except BenchsmithError as exc:
         return {"error": str(exc).splitlines()[0]}
 
@@ -231,8 +231,8 @@ def convert_scans(root: Path, done: Converted, settings: OcrSettings) -> dict[st
     for path, result in zip(pages, results, strict=False):
         file = f"{PAGES_DIR}/{path.name}"
         if "unavailable" in result:
-            raise BenchsmithError(result["unavailable"].splitlines()[0],
-                                  fix="install the OCR engine, or choose another with --backend")  # fmt: skip
+            raise BenchsmithError(result["unavailable"], fix=result.get("fix") or
+                                  "install the OCR engine, or choose another with --backend")  # fmt: skip
         if "error" in result:
             done.skip(file, "PAGE_NOT_READ", result["error"])
             continue

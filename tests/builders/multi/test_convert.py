@@ -86,3 +86,23 @@ def test_pages_read_on_ray_give_the_same_records(ray_cluster, multi_build, tmp_p
     mine = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     theirs = {p.relative_to(local): p.read_bytes() for p in local.rglob("*") if p.is_file()}
     assert mine == theirs
+
+
+def test_an_engine_that_cannot_run_stops_the_step_with_its_fix_and_keeps_the_last_output(
+    multi_build, tmp_path, monkeypatch, capsys
+):
+    """EasyOCR without its extra or weights (as on any machine that did not set it up): the
+    step fails naming what is missing and the engine's own fix, and the converted folder a
+    previous run wrote is left as it was."""
+    from benchsmith.cli import main
+
+    monkeypatch.delenv("EASYOCR_MODULE_PATH", raising=False)
+    out = tmp_path / "converted"
+    shutil.copytree(multi_build["converted"], out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    argv = ["build", "multi", "ocr", "--exams", str(multi_build["exams"]), "--backend", "easyocr",
+            "--cache", str(tmp_path / "cache"), "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "easyocr" in err.splitlines()[0] and "--backend rapidocr" in err
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
