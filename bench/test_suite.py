@@ -37,6 +37,21 @@ def readme_test_command() -> list[str]:
     return shlex.split(line.split("#", 1)[0])
 
 
+def without_workers(command: list[str]) -> list[str]:
+    """``command`` with its ``-n N`` / ``-nN`` / ``--numprocesses N`` left out."""
+    out, skip = [], False
+    for word in command:
+        if skip:
+            skip = False
+        elif word in ("-n", "--numprocesses"):
+            skip = True
+        elif not (
+            word.startswith("-n") and word[2:].isdigit() or word.startswith("--numprocesses=")
+        ):
+            out.append(word)
+    return out
+
+
 def run_suite(name: str, command: list[str]) -> dict[str, Any]:
     argv = [sys.executable if command[0] == "python" else command[0], *command[1:],
             "--durations=10", "-p", "no:cacheprovider"]  # fmt: skip
@@ -74,8 +89,7 @@ def main() -> None:
     command = readme_test_command()
     runs = {"readme": run_suite("README command", command)}
     if not args.quick:
-        serial = [c for c in command if not c.startswith("-n")]
-        runs["serial"] = run_suite("serial baseline", [*serial, "-p", "no:xdist"])
+        runs["serial"] = run_suite("serial baseline", [*without_workers(command), "-p", "no:xdist"])
     readme = runs["readme"]
     result: dict[str, Any] = {
         "machine": machine_info(),
