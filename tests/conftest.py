@@ -5,11 +5,15 @@ The session fixtures that build something are built once per run, not once per w
 :func:`shared_build` builds under a file lock in the run's shared temporary folder, and the other
 workers reuse what the first one built. They are read-only for tests (copy before changing).
 
-Workers take whole test files (a file's module fixtures are built once), except two groups that
-cross files: every test of the fresh checkout (one ``dvc repro``) runs on one worker, and so does
-every test on the local Ray cluster (one Ray per run, not one per worker). A scheduler of our
-own (:func:`pytest_xdist_make_scheduler`) reads each test's group from the workers. The longest
-groups go first (:data:`LONGEST_FIRST`).
+The sample pipeline is built once per run, by the README's first command in a fresh checkout
+(:mod:`fresh_checkout`); the tests that read published folders of every family read a copy of
+that build (:func:`sample_project`), so the suite builds the pipeline once, not twice.
+
+Workers take whole test files (a file's module fixtures are built once), except one group that
+crosses files: every test on the local Ray cluster (one Ray per run, not one per worker). A
+scheduler of our own (:func:`pytest_xdist_make_scheduler`) reads each test's group from the
+workers. The build starts first, on one worker, while the other runs what does not read it
+(:func:`group_rank`).
 """
 
 from __future__ import annotations
@@ -48,11 +52,14 @@ def uses_ray(item) -> bool:
     return any(v == "ray" or (isinstance(v, list | tuple) and "ray" in v) for v in params.values())
 
 
+def reads_the_build(item) -> bool:
+    """The test reads the sample pipeline's build (the fresh checkout or its copy)."""
+    return "fresh_checkout" in getattr(item, "fixturenames", ())
+
+
 def group_of(item) -> str:
-    """What a worker takes at once: the test's file; or every test of the fresh checkout (one
-    `dvc repro`), or every test on the local Ray, whatever their files."""
-    if "fresh_checkout" in getattr(item, "fixturenames", ()):
-        return "fresh_checkout"
+    """What a worker takes at once: the test's file, or every test on the local Ray (one Ray
+    per run), whatever their files."""
     return "ray" if uses_ray(item) else item.nodeid.split("::")[0]
 
 
@@ -78,11 +85,13 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
 
 
-# The longest groups, first: a worker that takes one late finishes alone while the other idles.
+# The group that starts the sample build (one `dvc repro` of the whole pipeline, ~70 s alone):
+# first, so one worker builds while the other runs the groups that do not read the build.
+STARTS_THE_BUILD = "tests/test_dvc_deps.py"
+# Among the others, the longest first: a worker that takes one late finishes alone.
 LONGEST_FIRST = (
-    "fresh_checkout",  # one `dvc repro` of the whole pipeline, then re-runs: ~90 s
-    "ray",  # a local Ray, and the builds run on it
-    "tests/test_wheel.py",  # builds and installs a wheel; its kernels compile afresh
+    "tests/test_fresh_checkout.py",  # re-runs of the pipeline in a copy
+    "tests/test_wheel.py",  # builds and installs a wheel
     "tests/builders/mmiu/test_scene_survey.py",  # a plan killed and resumed in subprocesses
     "tests/publish/test_audit_mutations.py",
     "tests/test_contracts.py",
@@ -90,15 +99,25 @@ LONGEST_FIRST = (
 )
 
 
+def group_rank(group: str, reads_build: bool) -> tuple[int, int]:
+    """The build first; then the groups that do not read it (the other worker's work while
+    it is made), longest first; then the local Ray's group (some of it reads the build); then
+    the groups that read it, longest first."""
+    longest = LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
+    if group == STARTS_THE_BUILD:
+        return (0, 0)
+    if group == "ray":
+        return (2, 0)
+    return (3 if reads_build else 1, longest)
+
+
 def pytest_collection_modifyitems(config, items):
-    """The longest groups first (:data:`LONGEST_FIRST`, the same order in every worker); under
-    workers, each worker writes which group each test belongs to."""
-
-    def rank(item) -> int:
-        group = group_of(item)
-        return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
-
-    items.sort(key=rank)
+    """Groups in :func:`group_rank` order (the same in every worker), and in a group the tests
+    that read the build last; under workers, each worker writes which group each test belongs
+    to."""
+    reading = {group_of(item) for item in items if reads_the_build(item)}
+    items.sort(key=lambda item: (group_rank(group_of(item), group_of(item) in reading),
+                                 reads_the_build(item)))  # fmt: skip
     folder, worker = os.environ.get(GROUPS_ENV), os.environ.get("PYTEST_XDIST_WORKER")
     if folder and worker:
         groups = {item.nodeid: group_of(item) for item in items}
@@ -178,22 +197,24 @@ def sample_coco(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_project(tmp_path_factory) -> Path:
-    """The whole sample pipeline run once by its dvc.yaml commands (read-only for tests)."""
-    from project_fixtures import build_sample_project
+def fresh_checkout(tmp_path_factory):
+    """The project's files copied to another path and built by `dvc repro` on a bare machine,
+    every stage's imports traced; once per run, whatever the number of workers (read-only:
+    tests that re-run stages copy it)."""
+    from fresh_checkout import build_fresh_checkout, load_fresh_checkout
 
-    folder = shared_build(tmp_path_factory, "project",
-                          lambda f: build_sample_project(f / "project"))  # fmt: skip
-    return folder / "project"
+    return load_fresh_checkout(shared_build(tmp_path_factory, "fresh", build_fresh_checkout))
 
 
 @pytest.fixture(scope="session")
-def fresh_checkout(tmp_path_factory):
-    """The project's files copied to another path and built by `dvc repro` on a bare machine,
-    every stage's imports traced (read-only: tests that re-run stages copy it)."""
-    from fresh_checkout import build_fresh_checkout
+def sample_project(tmp_path_factory, fresh_checkout) -> Path:
+    """The whole sample pipeline, as the fresh checkout's `dvc repro` built it, in a copy of
+    its own (read-only for tests)."""
+    from project_fixtures import copy_sample_project
 
-    return build_fresh_checkout(tmp_path_factory.mktemp("fresh"))
+    folder = shared_build(tmp_path_factory, "project",
+                          lambda f: copy_sample_project(fresh_checkout.path, f / "project"))  # fmt: skip
+    return folder / "project"
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 """The project as a new user gets it: a fresh checkout at another path, built by ``dvc repro``
-once, on a bare machine, with every stage's imports traced.
+once per test run (whatever the number of workers), on a bare machine, with every stage's
+imports traced.
 
 The checkout is the project's files as git sees them now (tracked and not ignored), so the
 tests hold the committed ``dvc.lock`` to the code it sits beside. ``dvc repro`` runs there with
@@ -69,7 +70,13 @@ def repro(checkout: Path, *args: str, env: dict[str, str] | None = None,
                           timeout=timeout, env=env)  # fmt: skip
 
 
-def build_fresh_checkout(work: Path) -> FreshCheckout:
+RECORD = "fresh_checkout.json"  # what the build printed and traced, beside the checkout
+
+
+def build_fresh_checkout(work: Path) -> None:
+    """Copy the project to ``work/somewhere/else/benchsmith`` and run ``dvc repro`` there;
+    what it printed and each stage's imports go to ``work/fresh_checkout.json``
+    (:func:`load_fresh_checkout` reads them, in any worker)."""
     checkout = work / "somewhere" / "else" / "benchsmith"
     for name in tracked_files():
         source = ROOT / name
@@ -86,9 +93,17 @@ def build_fresh_checkout(work: Path) -> FreshCheckout:
     result = subprocess.run(command, cwd=checkout, capture_output=True, text=True, timeout=900,
                             env=env)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return FreshCheckout(checkout, result.stdout, result.stderr,
-                         (checkout / "dvc.lock").read_bytes(), not_bare,
-                         stage_imports(traces))  # fmt: skip
+    record = {"log": result.stdout, "errors": result.stderr, "not_bare": not_bare,
+              "imports": stage_imports(traces)}  # fmt: skip
+    (work / RECORD).write_text(json.dumps(record), encoding="utf-8")
+
+
+def load_fresh_checkout(work: Path) -> FreshCheckout:
+    record = json.loads((work / RECORD).read_text(encoding="utf-8"))
+    checkout = work / "somewhere" / "else" / "benchsmith"
+    return FreshCheckout(checkout, record["log"], record["errors"],
+                         (checkout / "dvc.lock").read_bytes(), record["not_bare"],
+                         record["imports"])  # fmt: skip
 
 
 def copy_checkout(fresh: FreshCheckout, to: Path) -> Path:

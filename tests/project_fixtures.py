@@ -1,29 +1,25 @@
-"""The sample project built by its own pipeline: every ``dvc.yaml`` stage command, in order.
+"""The sample project the tests read: the fresh checkout's own ``dvc repro`` build, copied.
 
 Tests that need real published folders of every family (the contracts, the audit mutation
-tests) share one build: the sample profile with small MMNeedle sizes, run with the same
-commands DVC runs, in a scratch project folder.
+tests, the exports) read one build: the one :mod:`fresh_checkout` makes with the README's first
+command, in the sample profile with the committed ``params.yaml``. They read a copy of it
+(:func:`copy_sample_project`), so nothing a test leaves behind can change what the fresh
+checkout's own tests see (a re-run that must do nothing, a lock that must not move).
 """
 
 from __future__ import annotations
 
-import os
-import shlex
+import shutil
 from pathlib import Path
 
 import yaml
-
-from benchsmith.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINE = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 
 
-def small_params() -> dict:
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    params["mmneedle"]["sizes"]["sample"] = {"pool_size": 12, "samples_per_config": 4}
-    params["mmneedle"]["render"]["workers"] = 1
-    return params
+def project_params(project: Path) -> dict:
+    return yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
 
 
 def family_stages(family: str) -> list[str]:
@@ -38,21 +34,13 @@ def family_stages(family: str) -> list[str]:
     return [name for name in PIPELINE if name in sources or name in own]
 
 
-def run_stages(project: Path, stages: list[str]) -> None:
-    """Run the stages' commands in ``project`` (the working directory DVC would use)."""
-    cwd = Path.cwd()
-    try:
-        os.chdir(project)
-        for stage in stages:
-            argv = shlex.split(PIPELINE[stage]["cmd"])[1:]
-            assert main(argv) == 0, stage
-    finally:
-        os.chdir(cwd)
+def copy_sample_project(checkout: Path, project: Path) -> None:
+    """The built checkout (sources, intermediate data, published folders, OCR cache) copied to
+    ``project``; DVC's cache and git are left behind (the tests of a re-run copy the checkout
+    itself)."""
+    left_behind = {checkout / ".git", checkout / ".dvc" / "cache", checkout / ".dvc" / "tmp"}
 
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if Path(folder, name) in left_behind]
 
-def build_sample_project(project: Path) -> Path:
-    """Every stage of the pipeline (sources, every family, curation) into ``project``."""
-    project.mkdir(parents=True, exist_ok=True)
-    (project / "params.yaml").write_text(yaml.safe_dump(small_params()), encoding="utf-8")
-    run_stages(project, list(PIPELINE))
-    return project
+    shutil.copytree(checkout, project, symlinks=True, ignore=ignore)

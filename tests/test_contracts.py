@@ -19,11 +19,12 @@ import pytest
 import yaml
 from card_markdown import card_tables
 from huggingface_hub import DatasetCard
-from project_fixtures import ROOT, family_stages, small_params
+from project_fixtures import ROOT, family_stages, project_params
 
 from benchsmith.builders import FAMILIES
 from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind, sample_configs
+from benchsmith.hf.reader import read_columns
 from benchsmith.publish.audit import audit_dataset
 from benchsmith.scoring import SCORERS
 from benchsmith.stages import STAGES
@@ -32,7 +33,7 @@ from benchsmith.stages import STAGES
 @pytest.fixture(scope="module")
 def published(sample_project) -> dict[str, Path]:
     """Every family built and published from sample sources by its own pipeline stages."""
-    params = small_params()
+    params = project_params(sample_project)
     return {f.name: sample_project / f.default_out(params) for f in FAMILIES}
 
 
@@ -115,7 +116,8 @@ def test_a_curated_subset_carries_its_source_card_metadata(published, name, tmp_
 
 @pytest.mark.parametrize("name", FAMILIES.names())
 def test_one_row_of_every_config_audits_clean(published, name, monkeypatch):
-    """One audit asks for the first row id of every config (ids match across configs)."""
+    """One audit asks for the first row id of every config (ids match across configs; read
+    with the audit's own reader: that `load_dataset` loads them is the test above)."""
     monkeypatch.chdir(published[name].parents[1])  # source roots are recorded as given
     family = FAMILIES.get(name)
     folder = published[name]
@@ -126,7 +128,7 @@ def test_one_row_of_every_config_audits_clean(published, name, monkeypatch):
         column = auditor.id_column(config)
         if column is not None:
             split = sorted(splits)[0]
-            ids.add(str(datasets.load_dataset(str(folder), config, split=split)[0][column]))
+            ids.add(str(read_columns(folder, config, split, [column])[column][0].as_py()))
     assert ids
     report = audit_dataset(folder, family, ids=sorted(ids))
     assert report.ok, report.render()

@@ -13,10 +13,10 @@ from chat_server import ChatServer, Reply
 
 from benchsmith.builders.mmiu.config import TASKS, ShortcutGate
 from benchsmith.builders.mmiu.prompts import choices_block
-from benchsmith.builders.mmiu.shortcuts import check_plan, check_task, wilson_lower
+from benchsmith.builders.mmiu.shortcuts import check_plan, check_task, wilson_lower, z_value
 from benchsmith.cli import main
 from benchsmith.core.llm import LLMClient, LLMConfig
-from benchsmith.stages.distractors import format_matrix
+from benchsmith.stages.distractors import chi_square_p, format_matrix
 
 
 def test_wilson_bound_judges_evidence_not_noise():
@@ -25,6 +25,20 @@ def test_wilson_bound_judges_evidence_not_noise():
     assert wilson_lower(5 / 12, 12, z) < 0.25  # 5 of 12 on a 4-way task: noise
     assert wilson_lower(0.30, 10_000, z) > 0.27  # a real 5-point lift at scale
     assert wilson_lower(0.0, 0, z) == 0.0
+
+
+def test_the_statistics_are_scipy_stats_own_without_importing_it():
+    """z and the answer-letter p-value come from scipy.special (a fast import); they are the
+    numbers scipy.stats gives, to the last bit."""
+    from scipy.stats import chisquare, norm
+
+    for confidence in (0.9, 0.95, 0.99, 0.995, 0.999):
+        assert z_value(confidence) == float(norm.ppf(confidence))
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        counts = [int(c) for c in rng.integers(0, 40, int(rng.integers(2, 7)))]
+        expected = float(chisquare(counts).pvalue) if sum(counts) else 1.0
+        assert chi_square_p(counts) == expected, counts
 
 
 def test_the_sample_build_passes_every_config(mmiu_plan, tmp_path):
