@@ -126,6 +126,17 @@ def pytest_collection_modifyitems(config, items):
         partial.replace(Path(folder, f"{worker}.json"))
 
 
+def pytest_runtest_teardown(item, nextitem):
+    """The local Ray stops after the last test of its group (they run one after another, on one
+    worker): its idle workers keep what their tasks loaded (OCR models, about 0.5 GB each),
+    which nothing after them needs."""
+    if uses_ray(item) and (nextitem is None or not uses_ray(nextitem)) and "ray" in sys.modules:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+
+
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: a run without workers never calls it
 def pytest_xdist_make_scheduler(config, log):
     """Workers take whole groups (:func:`group_of`) in collection order: a file's module
