@@ -142,11 +142,14 @@ class RowAuditor(ABC):
     Set by the audit before any check: ``files`` (``files.verify(path, sha256, report)`` and
     ``files.sha256(path)`` hash a file once per audit, for sources a hook reaches itself),
     ``whole`` (every row of ``configs`` is audited, not some ids: a hook may re-derive them in
-    bulk) and ``workers`` (processes a hook may use).
+    bulk), ``ids`` (the ``--id`` values asked for, None for every row: a hook that re-derives
+    in bulk may re-derive only the rows it is asked for) and ``workers`` (processes a hook may
+    use).
     """
 
     files: Any = None
     whole: bool = False
+    ids: frozenset[str] | None = None
     configs: tuple[str, ...] = ()
     workers: int = 1
 

@@ -170,6 +170,7 @@ def audit_dataset(
     auditor: RowAuditor = kind.auditor(dataset_dir, info, resolved)
     wanted = {str(i) for i in ids} if ids else None
     auditor.whole = wanted is None
+    auditor.ids = None if wanted is None else frozenset(wanted)
     chosen = [c for c in available if (not configs or c in configs) and auditor.audits_rows(c)]
     prefix = f"{configs[0]}/" if configs and len(configs) == 1 else ""
     subject = ", ".join(i if i.startswith(prefix) else prefix + i for i in ids or []) or ", ".join(

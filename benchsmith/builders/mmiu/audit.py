@@ -5,7 +5,8 @@ and source roots; the rows publish would write from it (the publication's own ro
 with the recorded ScanNet image mode) are the expected rows. Every published row must equal its
 expected row in every column: a changed option, answer letter, pose, box, image, image
 reference or provenance entry is named with its column. Referenced ScanNet images are
-re-rendered in the rebuild, so their sha256 in ``image_refs`` is checked too.
+re-rendered in the rebuild, so their sha256 in ``image_refs`` is checked too. An audit by
+``--id`` re-plans everything but renders only the rows it reads.
 
 Roots come from ``build_info.json``; ``audit --root scannet=DIR`` or ``--root coco=DIR``
 replaces one when the sources moved.
@@ -14,7 +15,10 @@ replaces one when the sources moved.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -51,27 +55,73 @@ class MmiuAuditor(RebuildAuditor):
         root = self.roots.get(DATASET_ROOTS.get(source["dataset"], source["dataset"]))
         return None if root is None else Path(root) / source["file"]
 
-    def rebuild(self, report: AuditReport) -> dict[str, dict[str, dict[str, Any]]]:
+    def rebuild(self, report: AuditReport) -> dict[str, Mapping[str, dict[str, Any]]]:
         from benchsmith.builders.mmiu.config import config_from_dict
         from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
         from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
-        from benchsmith.builders.mmiu.publication import circular_rows, published_row
+        from benchsmith.builders.mmiu.publication import (
+            published_row,
+            rotations,
+            with_image_hashes,
+        )
 
         config = config_from_dict(self.info["params"])
         scannet, coco, release = (self.roots.get(k) for k in ("scannet", "coco", "release"))
         sources = MmiuSources(*(Path(r) if r else None for r in (scannet, coco, release)))
         embed = self.info.get("scannet_images") == "embed"
-        expected: dict[str, dict[str, dict[str, Any]]] = {}
-        with tempfile.TemporaryDirectory(prefix="benchsmith-audit-") as scratch, quietly():
-            build_mmiu(config, sources, Path(scratch) / "plan")
-            plan = MmiuPlanDir.read(Path(scratch) / "plan")
-            with plan.image_sources() as images:
-                for task in plan.tasks:
-                    for row in plan.rows(task):
-                        done = digests(published_row(row, plan.info, images, embed))
-                        expected.setdefault(task, {})[row["id"]] = done
-                        for rotated in circular_rows(row, images):
-                            done = digests(published_row(rotated, plan.info, images, embed))
-                            expected.setdefault(CIRCULAR_CONFIG, {})[rotated["id"]] = done
+        scratch = ExitStack()
+        folder = Path(
+            scratch.enter_context(tempfile.TemporaryDirectory(prefix="benchsmith-audit-"))
+        )
+        with quietly():
+            build_mmiu(config, sources, folder / "plan")
+        plan = MmiuPlanDir.read(folder / "plan")
+        images = scratch.enter_context(plan.image_sources())
+
+        def item(row: dict[str, Any]) -> dict[str, Any]:
+            return digests(published_row(row, plan.info, images, embed))
+
+        def rotated_item(rotated: dict[str, Any]) -> dict[str, Any]:
+            return item(with_image_hashes(rotated, images))
+
+        makers: dict[str, dict[str, Callable[[], dict[str, Any]]]] = {}
+        for task in plan.tasks:
+            for row in plan.rows(task):
+                makers.setdefault(task, {})[row["id"]] = partial(item, row)
+                for rotated in rotations(row):
+                    makers.setdefault(CIRCULAR_CONFIG, {})[rotated["id"]] = partial(
+                        rotated_item, rotated
+                    )
         report.checked("rebuild", "plan re-run from the recorded sources and parameters")
-        return expected
+        if self.ids is None:  # every row is compared: render them all now, then let go
+            with scratch, quietly():
+                return {
+                    c: {key: make() for key, make in rows.items()} for c, rows in makers.items()
+                }
+        # An audit by id: every row's id and place are known (a changed id is still matched by
+        # position), but only the rows the audit reads are rendered, when it reads them.
+        self._scratch = scratch
+        weakref.finalize(self, scratch.close)
+        return {config: RowsOnDemand(rows) for config, rows in makers.items()}
+
+
+class RowsOnDemand(Mapping):
+    """Expected rows keyed by id, each made the first time it is read."""
+
+    def __init__(self, makers: dict[str, Callable[[], dict[str, Any]]]):
+        self._makers, self._made = makers, {}
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if key not in self._made:
+            with quietly():
+                self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __contains__(self, key: object) -> bool:  # Mapping's would make the row to find it
+        return key in self._makers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)

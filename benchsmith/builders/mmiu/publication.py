@@ -119,13 +119,22 @@ def published_row(
     return out
 
 
-def circular_rows(row: dict[str, Any], sources: ImageSources) -> Iterator[dict[str, Any]]:
+def rotations(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The item once per rotation of its options, images not yet hashed (cheap: the ids and
+    order of the circular config's rows)."""
     for rotation in range(len(row["options"])):
-        rotated = rotate_item(row, rotation)
-        rotated["images"] = [
-            ref if "sha256" in ref else with_sha256(ref, sources) for ref in rotated["images"]
-        ]
-        yield rotated
+        yield rotate_item(row, rotation)
+
+
+def with_image_hashes(rotated: dict[str, Any], sources: ImageSources) -> dict[str, Any]:
+    """A rotated item whose changed images are rendered and hashed."""
+    images = [ref if "sha256" in ref else with_sha256(ref, sources) for ref in rotated["images"]]
+    return {**rotated, "images": images}
+
+
+def circular_rows(row: dict[str, Any], sources: ImageSources) -> Iterator[dict[str, Any]]:
+    for rotated in rotations(row):
+        yield with_image_hashes(rotated, sources)
 
 
 def batched(rows: Iterable[dict[str, Any]], max_bytes: int) -> Iterator[list[dict[str, Any]]]:
