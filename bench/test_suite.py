@@ -7,7 +7,7 @@ every subprocess a test starts) under 3 GiB of PSS at its peak. The baseline is 
 in one process (``-p no:xdist``), what the command was before it ran on workers; the ratio says
 what the workers buy. Both runs print pytest's ten slowest steps.
 
-Run ``python bench/test_suite.py`` (~12 minutes: both runs) or ``--quick`` (the README's command
+Run ``python bench/test_suite.py`` (~16 minutes: both runs) or ``--quick`` (the README's command
 only); the result goes to ``bench/results/test_suite.json``.
 """
 
