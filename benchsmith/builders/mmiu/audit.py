@@ -70,13 +70,17 @@ class MmiuAuditor(RebuildAuditor):
         sources = MmiuSources(*(Path(r) if r else None for r in (scannet, coco, release)))
         embed = self.info.get("scannet_images") == "embed"
         scratch = ExitStack()
-        folder = Path(
-            scratch.enter_context(tempfile.TemporaryDirectory(prefix="benchsmith-audit-"))
-        )
-        with quietly():
-            build_mmiu(config, sources, folder / "plan")
-        plan = MmiuPlanDir.read(folder / "plan")
-        images = scratch.enter_context(plan.image_sources())
+        try:
+            folder = Path(
+                scratch.enter_context(tempfile.TemporaryDirectory(prefix="benchsmith-audit-"))
+            )
+            with quietly():
+                build_mmiu(config, sources, folder / "plan")
+            plan = MmiuPlanDir.read(folder / "plan")
+            images = scratch.enter_context(plan.image_sources())
+        except BaseException:
+            scratch.close()  # a failed rebuild leaves no scratch folder behind
+            raise
 
         def item(row: dict[str, Any]) -> dict[str, Any]:
             return digests(published_row(row, plan.info, images, embed))
@@ -100,8 +104,7 @@ class MmiuAuditor(RebuildAuditor):
                 }
         # An audit by id: every row's id and place are known (a changed id is still matched by
         # position), but only the rows the audit reads are rendered, when it reads them.
-        self._scratch = scratch
-        weakref.finalize(self, scratch.close)
+        weakref.finalize(self, scratch.close)  # the scratch plan lives as long as the auditor
         return {config: RowsOnDemand(rows) for config, rows in makers.items()}
 
 
