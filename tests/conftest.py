@@ -85,7 +85,7 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
 
 
-# The group that starts the sample build (one `dvc repro` of the whole pipeline, ~70 s alone):
+# The group that starts the sample build (one `dvc repro` of the whole pipeline, ~95 s alone):
 # first, so one worker builds while the other runs the groups that do not read the build.
 STARTS_THE_BUILD = "tests/test_dvc_deps.py"
 # Among the others, the longest first: a worker that takes one late finishes alone.
