@@ -89,11 +89,12 @@ def main() -> None:
         args.n, args.subset, args.pairs = 20_000, 2_000, 500
     settings = NearDuplicates()
     texts, planted = synthetic_questions(args.n, args.pairs, seed=0, subset=args.subset)
-    groups = [str(k) for k in range(len(texts))]
+    rows = [{"text": t, "question_content": t, "problem_content": "", "options": None,
+             "problem_id": str(k), "answer": ""} for k, t in enumerate(texts)]  # fmt: skip
     no_images = [[]] * len(texts)
 
     start = time.perf_counter()
-    found, candidates = find_duplicate_pairs(texts, groups, no_images, settings)
+    found, candidates = find_duplicate_pairs(rows, no_images, settings)
     ours = time.perf_counter() - start
     pairs = {(p.left, p.right) for p in found}
     sets = gram_sets([t for pair in planted for t in (texts[pair[0]], texts[pair[1]])], 3)

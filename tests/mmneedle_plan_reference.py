@@ -166,10 +166,12 @@ def reference_sample_rows(plan, setting: Setting) -> list[dict[str, Any]]:
     samples = plan.samples[setting.name]
     pool = plan.pools[setting.grid]
     legacy = plan.config.order == "legacy"
+    picture = plan.picture_index().tolist()
     rows = []
     for sample_id in range(len(samples)):
         haystack = samples.haystack[sample_id].tolist()
         flat = Counter(image for index in haystack for image in pool[index].tolist())
+        shown = Counter(picture[image] for image in flat.elements())
         needles, locations = [], []
         for image, caption_index, slot in zip(
             samples.candidate[sample_id].tolist(),
@@ -206,13 +208,18 @@ def reference_sample_rows(plan, setting: Setting) -> list[dict[str, Any]]:
                 "paper_eval_subset": bool(
                     in_paper_eval_subset(sample_id, len(samples), setting.num_needles)
                 ),
-                "haystack_has_duplicate_image": sum(flat.values()) > len(flat),
+                "haystack_has_duplicate_image": sum(shown.values()) > len(shown),
                 "ambiguous_needles": sum(
                     1
                     for image, loc in zip(
                         samples.candidate[sample_id].tolist(), locations, strict=True
                     )
                     if loc is not None and flat[image] > 1
+                ),
+                "needles_with_twin_in_haystack": sum(
+                    1
+                    for image in samples.candidate[sample_id].tolist()
+                    if any(picture[i] == picture[image] and i != image for i in flat)
                 ),
             }
         )

@@ -97,6 +97,7 @@ def _check_metrics(project: Path, params: dict) -> None:
     files = next(iter(shown.values()))["data"]
     metrics = {path: block["data"] for path, block in files.items()}
     assert set(metrics) == {
+        "metrics/mmneedle_twins.json",
         "metrics/mmneedle_image_check.json",
         "metrics/vlicl_leakage.json",
         "metrics/mmiu_shortcuts.json",
@@ -113,6 +114,11 @@ def _check_metrics(project: Path, params: dict) -> None:
     check = metrics["metrics/mmneedle_image_check.json"]
     assert check["source_images"] == report["source_images"]
     assert check["haystacks"]["total"] == sum(b["total"] for b in report["configs"].values())
+    # the plan set the sample's planted twins aside, so the pixel check after it finds none
+    twins = json.loads((project / "data/mmneedle/twins.json").read_text())
+    assert metrics["metrics/mmneedle_twins.json"]["twin_groups"] == len(twins["groups"]) == 4
+    for block in (check["haystacks"], check["stitched_images"]):
+        assert block["with_exact_duplicate"] == block["with_near_duplicate_only"] == 0
     leakage = json.loads((project / "data/vlicl/leakage.json").read_text())
     assert metrics["metrics/vlicl_leakage.json"] == leakage["summary"]
     shortcuts = json.loads((project / "data/mmiu/shortcuts.json").read_text())
@@ -157,8 +163,8 @@ def test_a_rerun_does_nothing_a_param_reruns_only_its_stages_and_bad_input_loses
     third = _repro(project)
     for stage in ("mmneedle_render", "mmneedle_publish", "multi_select", "multi_publish"):
         assert f"Running stage '{stage}'" in third, stage
-    for stage in ("coco_source", "mmneedle_plan", "exams_source", "multi_ocr", "multi_questions",
-                  "vlicl_plan", "mmiu_plan"):  # fmt: skip
+    for stage in ("coco_source", "mmneedle_twins", "mmneedle_plan", "exams_source", "multi_ocr",
+                  "multi_questions", "vlicl_plan", "mmiu_plan"):  # fmt: skip
         assert f"Running stage '{stage}'" not in third, stage
     assert _snapshot(published) != built
     assert _snapshot(project / "data" / "multi" / "converted") == converted

@@ -56,7 +56,6 @@ ITEM_FEATURES = datasets.Features(
         "image_refs": datasets.List(IMAGE_REF),
         "num_images": _INT32,
         "distractor_method": _STRING,
-        "option_methods": datasets.List(_STRING),
         "camera_poses": datasets.List(datasets.List(datasets.List(datasets.Value("float64")))),
         "pose_convention": _STRING,
         "coord_frame": _STRING,

@@ -45,7 +45,7 @@ from benchsmith.builders.mmiu.row_images import RowImageRenderer, row_images
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.progress import log
-from benchsmith.core.records import provenance
+from benchsmith.core.records import decision_record, provenance
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.publish.batches import batches_by_image_bytes
 
@@ -99,7 +99,6 @@ def published_row(
         "image_refs": [{k: ref[k] for k in REF_KEYS} for ref in row["images"]],
         "num_images": len(row["images"]),
         "distractor_method": row["distractor_method"],
-        "option_methods": list(row["option_methods"]),
         "camera_poses": row["camera_poses"],
         "pose_convention": row["pose_convention"],
         "coord_frame": row["coord_frame"],
@@ -110,13 +109,23 @@ def published_row(
             params_hash=info["params_hash"],
             seed=int(info["seed"]),
             sources=row["sources"],
-            decisions=row.get("decisions") or [],
+            decisions=[*(row.get("decisions") or []), *distractor_decision(row)],
             builder_version=str(info.get("builder_version", __version__)),
         ),
     }
     if "item_id" in row:
         out["item_id"], out["rotation"] = row["item_id"], int(row["rotation"])
     return out
+
+
+def distractor_decision(row: dict[str, Any]) -> list[dict[str, str]]:
+    """How the distractors were made, counted by method: never per option, so nothing in a
+    row marks which option is the gold (a column of per-option methods did, with ``gold``).
+    None for an ingested release item: its distractors are the release's."""
+    if row["distractor_method"] == "release":
+        return []
+    methods = Counter(m for k, m in enumerate(row["option_methods"]) if k != row["answer_index"])
+    return [decision_record("distractors", "generate", "DISTRACTOR_METHODS", dict(methods))]
 
 
 def rotations(row: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -19,6 +19,7 @@ from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.mmiu.features import SPLIT, features_for
 from benchsmith.builders.mmiu.images import ImageSources, checked_render, ref_extension
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.hf.image_names import neutral_image_name
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.publish.roots import resolve_roots
 
@@ -29,9 +30,8 @@ def filled(row: dict[str, Any], sources: ImageSources) -> dict[str, Any]:
     images = []
     for image, ref in zip(row["images"], row["image_refs"], strict=True):
         if image is None:
-            where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
-            image = {"bytes": checked_render(ref, sources),
-                     "path": f"{ref['kind']}/{where}.{ref_extension(ref)}"}  # fmt: skip
+            data = checked_render(ref, sources)
+            image = {"bytes": data, "path": neutral_image_name(data, ref_extension(ref))}
         images.append(image)
     return {**row, "images": images}
 

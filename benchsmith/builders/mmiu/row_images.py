@@ -23,6 +23,7 @@ from benchsmith.builders.mmiu.images import (
     ref_extension,
 )
 from benchsmith.core.executor import Executor, ExecutorConfig, open_executor
+from benchsmith.hf.image_names import neutral_image_name
 
 ROWS_PER_TASK = 4  # a row renders 2-9 images: a few rows per task keep the overhead small
 
@@ -37,9 +38,8 @@ def row_images(
         if is_scannet(ref) and not embed_scannet:
             images.append(None)
             continue
-        where = f"{ref['scene']}/{ref['frame']}" if ref["scene"] else ref["file"]
-        path = f"{ref['kind']}/{where}.{ref_extension(ref)}"
-        images.append({"bytes": checked_render(ref, sources), "path": path})
+        data = checked_render(ref, sources)
+        images.append({"bytes": data, "path": neutral_image_name(data, ref_extension(ref))})
     return images
 
 

@@ -1,7 +1,8 @@
 """MMNeedle's audit hook: re-derive every published row from COCO and the recorded parameters.
 
-The plan is re-run from the captions file with the recorded plan parameters (it needs nothing
-else), which re-derives every column of every sample and every stitched image's cells; the
+The plan is re-run from the captions file with the recorded plan parameters (and, when the
+build used a twins report, twin groups found again from the images' pixels, never read from the
+report), which re-derives every column of every sample and every stitched image's cells; the
 stitched images are re-rendered with the recorded render settings and compared byte for byte
 (by sha256). The expected rows are built by the same functions publish uses
 (:func:`~benchsmith.builders.mmneedle.publication.sample_row`,
@@ -97,8 +98,18 @@ class MmneedleAuditor(RowAuditor):
 
         config = PlanConfig.from_dict(self.info["params"]["plan"])
         source = read_captions(self.captions_path)
+        twins = None
+        recorded = self.info.get("twins")
+        if recorded:  # re-derived from the pixels, never taken from the report
+            from benchsmith.builders.mmneedle.twins import coco_twin_groups
+
+            with quietly():
+                groups, _ = coco_twin_groups(
+                    source, self.images_dir, int(recorded["near_threshold"]), self.workers
+                )
+            twins = (groups, recorded)
         with quietly():
-            plan = plan_mmneedle(source, config)
+            plan = plan_mmneedle(source, config, twins=twins)
         expected: dict[str, dict[Any, dict[str, Any]]] = {}
         for grid in plan.pools:
             expected[haystack_config(grid)] = {r["stitched_id"]: r for r in pool_rows(plan, grid)}

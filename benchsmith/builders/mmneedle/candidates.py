@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -52,8 +53,13 @@ class Candidates:
         return np.fromiter((image.image_id for image in self.images), np.int64, len(self.images))
 
     @classmethod
-    def from_captions(cls, source: CocoCaptions, order: str) -> Candidates:
+    def from_captions(
+        cls, source: CocoCaptions, order: str, set_aside: Collection[int] = ()
+    ) -> Candidates:
+        """``set_aside``: COCO ids left out (twins of a kept image: one picture, one id)."""
         images = source.images_with_captions
+        if set_aside:
+            images = [image for image in images if image.image_id not in set_aside]
         if order == "canonical":
             images = sorted(images, key=lambda image: image.image_id)
         captions = [list(source.captions[image.image_id]) for image in images]

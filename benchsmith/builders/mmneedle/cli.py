@@ -1,4 +1,4 @@
-"""MMNeedle's command-line steps: ``benchsmith build mmneedle plan|render|check-images``.
+"""MMNeedle's command-line steps: ``benchsmith build mmneedle twins|plan|render|check-images``.
 
 Every option defaults to ``params.yaml`` (``--params``); a flag given on the command line wins
 for that run. The DVC pipeline (``dvc.yaml``) calls these same commands. The generic CLI mounts
@@ -37,6 +37,13 @@ def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="COCO val2014/ folder, recorded for render (default: next to annotations/)",
+    )
+    plan.add_argument(
+        "--twins",
+        type=Path,
+        metavar="FILE",
+        help="report of `build mmneedle twins`: the canonical plan keeps one image per twin "
+        "group, the legacy plan flags the samples twins spoil (without it: ids only)",
     )
     plan.add_argument(
         "--grids", type=int, nargs="+", metavar="N", help="grid sides N (default: 1 2 4 8)"
@@ -109,7 +116,14 @@ def run_plan(args: argparse.Namespace) -> int:
     images_dir = args.images or default_images_dir(args.captions)
     for reason, count in source.skipped.items():
         log(f"mmneedle plan: skipped {count} ({reason.replace('_', ' ')}) in {args.captions}")
-    plan = plan_mmneedle(source, config)
+    twins = None
+    if args.twins is not None:
+        from benchsmith.builders.mmneedle.twins import read_twins
+
+        twins = read_twins(args.twins, source)
+    else:
+        log("mmneedle plan: no --twins report: images are told apart by COCO id only")
+    plan = plan_mmneedle(source, config, twins=twins)
     info = write_plan(plan, source, args.out, images_dir)
     log(
         f"mmneedle plan ({config.order}): {len(info['configs'])} configs x "
@@ -121,12 +135,18 @@ def run_plan(args: argparse.Namespace) -> int:
             if any(v for k, v in report.items() if k != "samples"):
                 log(
                     f"  {name}: {report['haystacks_with_duplicate_image']} haystacks with a "
-                    f"duplicate image, {report['ambiguous_gold_answers']} ambiguous gold answers, "
-                    f"{report['repeated_needle_slots']} repeated slots"
+                    f"duplicate picture, {report['ambiguous_gold_answers']} ambiguous gold "
+                    f"answers, {report['repeated_needle_slots']} repeated slots, "
+                    f"{report['samples_with_twin_needle']} samples whose needle has a twin in "
+                    "the haystack"
                 )
     problems = {
         key: sum(report[key] for report in info["configs"].values())
-        for key in ("haystacks_with_duplicate_image", "ambiguous_gold_answers")
+        for key in (
+            "haystacks_with_duplicate_image",
+            "ambiguous_gold_answers",
+            "samples_with_twin_needle",
+        )
     }
     log(
         "mmneedle plan QA: "
@@ -202,25 +222,61 @@ def run_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_check_arguments(check: argparse.ArgumentParser) -> None:
-    check.add_argument(
-        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
-    )
-    check.add_argument(
+def add_image_hashing_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--images", type=Path, required=True, metavar="DIR", help="COCO val2014/ folder"
     )
-    check.add_argument(
-        "--near-threshold", type=int, metavar="D", help="phash Hamming distance (default: params)"
+    parser.add_argument(
+        "--near-threshold",
+        type=int,
+        metavar="D",
+        help="phash Hamming distance (default: mmneedle.image_check.near_threshold)",
     )
-    check.add_argument("--workers", type=int, metavar="N", help="hashing processes")
-    check.add_argument(
+    parser.add_argument("--workers", type=int, metavar="N", help="hashing processes")
+    parser.add_argument(
         "--executor",
         choices=EXECUTORS,
         help="where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
         "Ray started here); the same report either way",
     )
-    add_params_option(check)
-    check.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+    add_params_option(parser)
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+
+
+def hashing_settings(args: argparse.Namespace) -> tuple[int, int, str]:
+    """(near threshold, workers, executor): flags first, then ``mmneedle.image_check``."""
+    settings = section(load_params(args.params), "mmneedle", "image_check")
+    threshold = args.near_threshold
+    if threshold is None:
+        threshold = int(settings.get("near_threshold", 4))
+    workers = args.workers or int(settings.get("workers", 1))
+    executor = args.executor or str(settings.get("executor", "local"))
+    return threshold, workers, executor
+
+
+def add_twins_arguments(twins: argparse.ArgumentParser) -> None:
+    twins.add_argument(
+        "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
+    )
+    add_image_hashing_arguments(twins)
+    add_metrics_option(twins, "twin")
+
+
+def run_twins(args: argparse.Namespace) -> int:
+    from benchsmith.builders.mmneedle.twins import find_coco_twins, twins_metrics, write_twins
+
+    threshold, workers, executor = hashing_settings(args)
+    report = find_coco_twins(args.captions, args.images, threshold, workers, executor)
+    write_twins(report, args.out)
+    write_metrics(args.metrics, twins_metrics(report))
+    return 0
+
+
+def add_check_arguments(check: argparse.ArgumentParser) -> None:
+    check.add_argument(
+        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
+    )
+    add_image_hashing_arguments(check)
     add_metrics_option(check, "duplicate")
 
 
@@ -231,12 +287,7 @@ def run_check_images(args: argparse.Namespace) -> int:
         write_image_check,
     )
 
-    settings = section(load_params(args.params), "mmneedle", "image_check")
-    threshold = args.near_threshold
-    if threshold is None:
-        threshold = int(settings.get("near_threshold", 4))
-    workers = args.workers or int(settings.get("workers", 1))
-    executor = args.executor or str(settings.get("executor", "local"))
+    threshold, workers, executor = hashing_settings(args)
     report = check_mmneedle_images(args.plan, args.images, threshold, workers, executor)
     write_image_check(report, args.out)
     write_metrics(args.metrics, image_check_metrics(report))
@@ -271,6 +322,18 @@ def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
 
 STEPS = (
     Step(
+        "twins",
+        "find COCO images that are one picture under several ids (before the plan)",
+        "Hash every image that has a caption (sha256 of the decoded pixels and a 64-bit "
+        "perceptual hash) and group twins: equal pixels, or hashes within --near-threshold "
+        "bits, linked transitively. Writes a JSON report (groups, the id each group keeps) that "
+        "`plan --twins` reads: the canonical plan keeps one image per group, so no haystack "
+        "shows a picture twice, no negative's needle has a twin in its haystack and every "
+        "positive's gold is unique by pixels; the legacy plan flags the samples twins spoil.",
+        add_twins_arguments,
+        run_twins,
+    ),
+    Step(
         "plan",
         "choose the COCO images of every stitched image and sample (needs only the captions)",
         "Write DIR/pools/n{N}.parquet (one row per stitched image: stitched_id, grid, cells), "
@@ -294,7 +357,7 @@ STEPS = (
     ),
     Step(
         "check-images",
-        "find exact and near duplicate pictures inside each haystack (pixels, not ids)",
+        "verify a plan by pixels: duplicate pictures inside each haystack (after the plan)",
         "Hash every source image the plan uses (sha256 of decoded pixels and a 64-bit perceptual "
         "hash), then report stitched images and sample haystacks that show the same picture "
         "twice (exact) or a near duplicate (Hamming distance <= --near-threshold). The plan "

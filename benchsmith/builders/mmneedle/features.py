@@ -46,6 +46,7 @@ SAMPLE_FEATURES = datasets.Features(
         "paper_eval_subset": datasets.Value("bool"),
         "haystack_has_duplicate_image": datasets.Value("bool"),
         "ambiguous_needles": datasets.Value("int64"),
+        "needles_with_twin_in_haystack": datasets.Value("int64"),
         "provenance": PROVENANCE_FEATURE,
     }
 )

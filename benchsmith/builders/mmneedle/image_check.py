@@ -32,7 +32,7 @@ def _source_files(plan_dir: Path) -> dict[int, str]:
     return {int(image_id): file_name for image_id, file_name in images.iter_rows()}
 
 
-def _read_source_images(files: dict[int, str], images_dir: Path) -> Iterator[tuple[int, bytes]]:
+def read_source_images(files: dict[int, str], images_dir: Path) -> Iterator[tuple[int, bytes]]:
     """(COCO id, bytes), one file at a time: the full build reads 40k images, GBs in total."""
     for image_id, file_name in files.items():
         path = images_dir / file_name
@@ -77,7 +77,7 @@ def check_mmneedle_images(
     plan_dir, images_dir = Path(plan_dir), Path(images_dir)
     files = _source_files(plan_dir)
     hashes, errors = hash_images(
-        _read_source_images(files, images_dir),
+        read_source_images(files, images_dir),
         workers=workers,
         total=len(files),
         executor=executor,

@@ -42,7 +42,7 @@ def params_fields() -> dict[str, Any]:
         ),
         "image_check": Block(
             {
-                "near_threshold": Value("int", minimum=0, maximum=64),
+                "near_threshold": Value("int", minimum=0, maximum=63),
                 "workers": Value("int", minimum=1),
                 "executor": Value("str", choices=EXECUTORS),
             }

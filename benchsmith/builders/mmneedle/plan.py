@@ -32,6 +32,7 @@ from benchsmith.builders.mmneedle.prompt import gold_answer_column, prompt_colum
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.progress import progress
 from benchsmith.core.workers import usable_cores
+from benchsmith.images.twins import TwinGroup, picture_of, set_aside
 from benchsmith.sources.coco.reader import CocoCaptions, clean_caption
 
 CELL_STRUCT = pl.Struct(
@@ -61,6 +62,7 @@ SAMPLE_SCHEMA = {
     "paper_eval_subset": pl.Boolean,
     "haystack_has_duplicate_image": pl.Boolean,
     "ambiguous_needles": pl.Int64,
+    "needles_with_twin_in_haystack": pl.Int64,
 }
 
 
@@ -71,6 +73,12 @@ class Plan:
     pools: dict[int, np.ndarray]
     samples: dict[str, PlannedSamples]
     stats: Counter = field(default_factory=Counter)
+    # candidate index -> index of the candidate its picture is kept as (twins share one)
+    pictures: np.ndarray | None = None
+    twins: dict[str, Any] | None = None  # the twins report's summary, None without one
+
+    def picture_index(self) -> np.ndarray:
+        return np.arange(len(self.candidates)) if self.pictures is None else self.pictures
 
     @cached_property
     def caption_texts(self) -> pl.Series:
@@ -82,15 +90,33 @@ class Plan:
         return pl.Series([clean_caption(text) for text in raw], dtype=pl.String)
 
 
-def plan_mmneedle(source: CocoCaptions, config: PlanConfig, workers: int | None = None) -> Plan:
+def plan_mmneedle(
+    source: CocoCaptions,
+    config: PlanConfig,
+    workers: int | None = None,
+    twins: tuple[list[TwinGroup], dict[str, Any]] | None = None,
+) -> Plan:
     """Pools, then every config's samples; canonical configs run on ``workers`` threads.
+
+    ``twins`` (groups and summary from :func:`..twins.read_twins`): the canonical order keeps
+    one image of each twin group, so a picture is one candidate and every rule about images
+    (disjoint haystacks, negatives absent from the haystack, unique positive slots) holds for
+    pictures; the legacy order replays the original over every image, and the QA columns flag
+    the samples twins spoil.
 
     The canonical sampler is compiled and releases the GIL, so configs plan side by side on
     threads with nothing copied; each config draws from its own generators and keeps its own
     counters, so the result does not depend on ``workers``. The legacy sampler is pure Python
     (one ``random`` stream per config) and runs on one thread.
     """
-    cands = Candidates.from_captions(source, config.order)
+    groups, summary = twins if twins is not None else ([], None)
+    aside = set_aside(groups) if config.order == "canonical" else set()
+    cands = Candidates.from_captions(source, config.order, aside)
+    position = {int(image_id): k for k, image_id in enumerate(cands.image_ids.tolist())}
+    pictures = np.arange(len(cands))
+    for image_id, kept in picture_of(groups).items():
+        if image_id in position and kept in position:
+            pictures[position[image_id]] = position[kept]
     pools = {
         grid: build_pool(config.order, len(cands), grid, config.pool_size, config.seed)
         for grid in sorted(set(config.grids))
@@ -118,7 +144,9 @@ def plan_mmneedle(source: CocoCaptions, config: PlanConfig, workers: int | None 
         ):
             samples[setting.name] = drafted
             stats.update(counts)
-    return Plan(config, cands, pools, samples, stats)
+    if aside:
+        stats["twin_images_set_aside"] = len(aside)
+    return Plan(config, cands, pools, samples, stats, pictures, summary)
 
 
 def _lists(flat: pl.Series, width: int, dtype: pl.DataType) -> pl.Series:
@@ -162,15 +190,23 @@ def pool_rows(plan: Plan, grid: int) -> list[dict[str, Any]]:
     return pool_frame(plan, grid).to_dicts()
 
 
-def qa_flags(samples: PlannedSamples, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample: (haystack holds some COCO image twice, number of needles whose image fills
-    more than one slot)."""
+def qa_flags(
+    samples: PlannedSamples, pool: np.ndarray, pictures: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample: (haystack shows some picture twice: one COCO image or two twins; number of
+    needles whose image fills more than one slot; number of needles whose *twin*, another
+    COCO id with the same picture, fills a slot: a negative's gold is then false, a
+    positive's not unique)."""
     flat = pool[samples.haystack].reshape(len(samples), -1)
-    ordered = np.sort(flat, axis=1)
+    shown = pictures[flat]
+    ordered = np.sort(shown, axis=1)
     duplicate = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
     fills = (flat[:, None, :] == samples.candidate[:, :, None]).sum(axis=2)
     ambiguous = ((samples.slot != ABSENT) & (fills > 1)).sum(axis=1)
-    return duplicate, ambiguous.astype(np.int64)
+    twin = (shown[:, None, :] == pictures[samples.candidate][:, :, None]) & (
+        flat[:, None, :] != samples.candidate[:, :, None]
+    )
+    return duplicate, ambiguous.astype(np.int64), twin.any(axis=2).sum(axis=1).astype(np.int64)
 
 
 def _needle_locations(slot: np.ndarray, grid: int) -> pl.DataFrame:
@@ -201,7 +237,7 @@ def sample_frame(plan: Plan, setting: Setting) -> pl.DataFrame:
         },
         schema=dict(NEEDLE_STRUCT.to_schema()),
     ).to_struct("needles")
-    duplicate, ambiguous = qa_flags(samples, plan.pools[setting.grid])
+    duplicate, ambiguous, twins = qa_flags(samples, plan.pools[setting.grid], plan.picture_index())
     ids = np.arange(n, dtype=np.int64)
     return pl.DataFrame(
         {
@@ -219,6 +255,7 @@ def sample_frame(plan: Plan, setting: Setting) -> pl.DataFrame:
             "paper_eval_subset": in_paper_eval_subset(ids, n, setting.num_needles),
             "haystack_has_duplicate_image": duplicate,
             "ambiguous_needles": ambiguous,
+            "needles_with_twin_in_haystack": twins,
         },
         schema=SAMPLE_SCHEMA,
     )
@@ -265,6 +302,7 @@ def qa_report(frame: pl.DataFrame) -> dict[str, int]:
         "haystacks_with_duplicate_image": int(frame["haystack_has_duplicate_image"].sum()),
         "ambiguous_gold_answers": int((positives["ambiguous_needles"] > 0).sum()),
         "repeated_needle_slots": int((locations["distinct"] < locations["needles"]).sum()),
+        "samples_with_twin_needle": int((frame["needles_with_twin_in_haystack"] > 0).sum()),
     }
 
 
@@ -313,6 +351,7 @@ def write_plan(
             "images_dir": str(images_dir) if images_dir is not None else None,
             "candidates": len(plan.candidates),
             "skipped": dict(sorted(source.skipped.items())),
+            "twins": plan.twins,
             "stats": dict(sorted(plan.stats.items())),
             "configs": {name: report[name] for name in sorted(report)},
         }

@@ -180,6 +180,9 @@ def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
     decisions = []
     if row["haystack_has_duplicate_image"]:
         decisions.append(decision_record("plan", "flag", "DUPLICATE_IMAGE_IN_HAYSTACK"))
+    if row["needles_with_twin_in_haystack"]:
+        evidence = {"needles": row["needles_with_twin_in_haystack"]}
+        decisions.append(decision_record("plan", "flag", "NEEDLE_TWIN_IN_HAYSTACK", evidence))
     if row["ambiguous_needles"]:
         evidence = {"needles_in_several_slots": row["ambiguous_needles"]}
         decisions.append(decision_record("plan", "flag", "AMBIGUOUS_GOLD_ANSWER", evidence))
@@ -295,6 +298,7 @@ class MmneedlePublication(Publication):
             "skipped": inputs.plan_info["skipped"],
             "stats": inputs.plan_info["stats"],
             "qa": inputs.plan_info["configs"],
+            "twins": inputs.plan_info.get("twins"),
             "image_check": self.image_check,
         }
 

@@ -53,7 +53,8 @@ class Cleaning:
 class NearDuplicates:
     """Near-duplicate removal (``multi.near_duplicates``): MinHash LSH over character n-grams
     (``num_perm`` hashes in ``bands`` bands) for candidates, confirmed by exact n-gram Jaccard
-    >= ``min_jaccard`` and images pairwise within ``image_bits`` pHash bits (or both questions
+    >= ``min_jaccard`` (of the full texts, or of stems at least ``min_stem_chars`` long whose
+    answers agree) and images pairwise within ``image_bits`` pHash bits (or both questions
     without images)."""
 
     enabled: bool = True
@@ -62,6 +63,7 @@ class NearDuplicates:
     bands: int = 32
     min_jaccard: float = 0.6
     image_bits: int = 8
+    min_stem_chars: int = 12  # a stem this long (normalised characters) can match on its own
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.multi.scan_quality import scan_quality
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import ExecutorConfig, open_executor
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.progress import log, progress
+from benchsmith.images.decode import decode_rgb
 
 HTML_DIR, PAGES_DIR, KEY_FILE = "html", "pages", "answer_key.json"
 QUESTION_NUMBER = re.compile(r"^\s*(?:\*\*)?\s*\d+\s*[.．、]\s*(?:\*\*)?\s*")
@@ -246,7 +248,9 @@ def convert_scans(root: Path, done: Converted, settings: OcrSettings) -> dict[st
             expected = truth.read_text(encoding="utf-8").replace("______", "")
             errors.setdefault(variant or "page", []).append(character_error_rate(said, expected))
         answers = key.get(page_name) or {}
-        raw_sha = sha256_bytes(path.read_bytes())
+        raw = path.read_bytes()
+        raw_sha = sha256_bytes(raw)
+        quality = scan_quality(decode_rgb(raw, path))
         for question in result["questions"]:
             meta = answers.get(str(question["number"]))
             where = f"{file}#{question['number']}"
@@ -268,7 +272,8 @@ def convert_scans(root: Path, done: Converted, settings: OcrSettings) -> dict[st
                                           for k, o in enumerate(question["options"])]  # fmt: skip
             done.add(problem_id, record_of(meta, ["\n".join(lines)], [meta], images),
                      {"kind": "scan", "file": file, "sha256": raw_sha, "images": shas,
-                      "engine": result["engine"], "skew_deg": result["skew_deg"]})  # fmt: skip
+                      "engine": result["engine"], "skew_deg": result["skew_deg"],
+                      "scan_quality": quality})  # fmt: skip
     counts["cer"] = {v: round(sum(e) / len(e), 4) for v, e in sorted(errors.items())}
     counts["engine"] = next((r["engine"] for r in results if "engine" in r), settings.backend)
     return counts

@@ -2,28 +2,37 @@
 
 The paper removed "more than 800 near duplicates" without saying how. Ours:
 
-1. **text**: each question's text (stem and options; not the answer) is normalised (NFKC, case
-   folded, punctuation dropped, CJK characters split; :func:`~benchsmith.stages.ngram_index.
-   normalize_text`, LaTeX ``$`` and image tags removed) and cut into character ``ngram``-grams;
+1. **text**: each question's text (stem and options; not the answer), and its stem alone, are
+   normalised (NFKC, case folded, punctuation dropped, CJK characters split;
+   :func:`~benchsmith.stages.ngram_index.normalize_text`, LaTeX ``$`` and image tags removed)
+   and cut into character ``ngram``-grams;
 2. **MinHash**: ``num_perm`` min-hashes of the gram set (a splitmix64 hash family over the
    grams' 64-bit hashes, vectorised over the whole pool): two texts agree on one min-hash with
    probability equal to their Jaccard similarity;
 3. **LSH candidates**: the signature is cut into ``bands`` bands; two questions are candidates
-   when they agree on a whole band (one sort per band), so the work grows with the pool and the
-   pairs, not the pool squared. With 32 bands of 4 a pair at Jaccard 0.6 is found with
-   probability 0.99, at 0.5 with 0.87 (``1 - (1 - J^4)^32``);
-4. **confirmation**: a candidate pair is a duplicate when the exact Jaccard similarity of the
-   gram sets is at least ``min_jaccard`` and their images match: both without images, or the
-   same number each within ``image_bits`` bits of perceptual hash (the same text over another
-   figure is another question). Questions of one problem never count (they share a stem).
+   when they agree on a whole band of either signature (full text or stem; one sort per band),
+   so the work grows with the pool and the pairs, not the pool squared. With 32 bands of 4 a
+   pair at Jaccard 0.6 is found with probability 0.99, at 0.5 with 0.87
+   (``1 - (1 - J^4)^32``);
+4. **confirmation**: their images must match (both without images, or the same number each
+   within ``image_bits`` bits of perceptual hash: the same text over another figure is another
+   question), and then either the full texts' gram Jaccard is at least ``min_jaccard``
+   (rule ``text``), or the **stems** are (options aside: one source lists four options, another
+   thirteen, an OCR'd page reads them differently), both stems hold at least
+   ``min_stem_chars`` characters (a bare "Which of these is right?" is no evidence) and the
+   answers say the same thing (the answer options' texts, not their letters; rule ``stem``).
+   Questions of one problem never count (they share a stem).
 
 A 64-bit SimHash searched like the image hashes was tried first: on 40-character questions it
 found only 27% of the pairs at Jaccard >= 0.6 within 6 bits (50% within 8), so exam texts,
 which are short, get MinHash.
 
-Duplicates form groups (union-find); each group keeps one question: a release question before a
-crawled one, then the one with more content (answer and analysis lengths), then the smallest id.
-Every removed question gets a decision naming the kept one, the matched one and the Jaccard.
+Duplicates form groups (union-find); each group keeps one question: a release question before
+a crawled HTML page, an HTML page before an OCR'd scan; among scans the cleanest page
+(:mod:`.scan_quality`: a blurred, noisy or skewed copy of a page loses to the clean scan); then
+the one with more content (answer and analysis lengths), then the smallest id. Every removed
+question gets a decision naming the kept one, why it was kept, the matched one, the rule and
+both Jaccards.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchsmith.builders.multi.config import NearDuplicates
+from benchsmith.builders.multi.questions import parse_options
 from benchsmith.core.records import decision_record
 from benchsmith.stages.ngram_index import gram_hashes, normalize_text
 
@@ -45,9 +55,14 @@ _CHUNK = 1 << 13  # grams hashed at a time (x num_perm uint64 each: 8 MiB, cache
 _SEED = 20240211
 
 
+def normalized_chars(text: str) -> str:
+    """The normalised text without spaces (CJK has no word gaps): what grams are cut from."""
+    return normalize_text(_MARKUP.sub(" ", text)).replace(" ", "")
+
+
 def question_grams(text: str, n: int) -> list[str]:
-    """Character n-grams of the normalised text (spaces removed: CJK has no word gaps)."""
-    chars = normalize_text(_MARKUP.sub(" ", text)).replace(" ", "")
+    """Character n-grams of the normalised text."""
+    chars = normalized_chars(text)
     if len(chars) <= n:
         return [chars] if chars else []
     return [chars[i : i + n] for i in range(len(chars) - n + 1)]
@@ -133,39 +148,99 @@ def images_match(a: Sequence[int], b: Sequence[int], bits: int) -> int | None:
     return worst
 
 
+def full_text(row: dict[str, Any]) -> str:
+    return row["text"] + "\n" + "\n".join(o["text"] for o in row["options"] or [])
+
+
+def stem_text(row: dict[str, Any]) -> str:
+    """The question without its options: shared problem text, then the question's own stem."""
+    content = row["question_content"]
+    if row.get("options"):
+        content, _ = parse_options(content)
+    shared = row.get("problem_content") or ""
+    return f"{shared}\n{content}" if shared else content
+
+
+def answer_meaning(row: dict[str, Any]) -> str:
+    """What the answer says: the texts of the chosen options (letters differ between copies
+    whose option lists differ), else the answer itself, normalised."""
+    answer = (row.get("answer") or "").strip()
+    options = {o["label"]: o["text"] for o in row.get("options") or []}
+    letters = [c for c in answer if c.isalpha()]
+    if options and letters and all(c in options for c in letters):
+        return "|".join(sorted(normalized_chars(options[c]) for c in letters))
+    return normalized_chars(answer)
+
+
 @dataclass(frozen=True)
 class DuplicatePair:
     left: int
     right: int
-    jaccard: float
+    jaccard: float  # full texts
     image_bits: int
+    stem_jaccard: float = 0.0
+    rule: str = "text"  # text | stem
 
 
 def find_duplicate_pairs(
-    texts: Sequence[str], groups: Sequence[str], image_hashes: Sequence[Sequence[int]],
+    rows: Sequence[dict[str, Any]], image_hashes: Sequence[Sequence[int]],
     settings: NearDuplicates,
 ) -> tuple[list[DuplicatePair], int]:  # fmt: skip
-    """Confirmed duplicate pairs (index pairs into ``texts``) and the number of candidates."""
-    sets = gram_sets(texts, settings.ngram)
-    candidates = lsh_candidates(minhash_signatures(sets, settings.num_perm), settings.bands)
+    """Confirmed duplicate pairs (index pairs into ``rows``) and the number of candidates."""
+    texts = [full_text(r) for r in rows]
+    stems = [stem_text(r) for r in rows]
+    full = gram_sets(texts, settings.ngram)
+    stem_sets = gram_sets(stems, settings.ngram) if stems != texts else full
+    long_stem = [len(normalized_chars(t)) >= settings.min_stem_chars for t in stems]
+    found = [lsh_candidates(minhash_signatures(sets, settings.num_perm), settings.bands)
+             for sets in ((full, stem_sets) if stem_sets is not full else (full,))]  # fmt: skip
+    candidates = np.unique(np.concatenate(found), axis=0) if len(found) > 1 else found[0]
     pairs = []
     for i, j in candidates.tolist():
-        if groups[i] == groups[j]:
-            continue
-        similarity = jaccard(sets[i], sets[j])
-        if similarity < settings.min_jaccard:
+        if rows[i]["problem_id"] == rows[j]["problem_id"]:
             continue
         image_distance = images_match(image_hashes[i], image_hashes[j], settings.image_bits)
         if image_distance is None:
             continue
-        pairs.append(DuplicatePair(i, j, round(similarity, 4), image_distance))
+        similarity, stem_similarity = jaccard(full[i], full[j]), jaccard(stem_sets[i], stem_sets[j])
+        if similarity >= settings.min_jaccard:
+            rule = "text"
+        elif (
+            stem_similarity >= settings.min_jaccard
+            and long_stem[i]
+            and long_stem[j]
+            and answer_meaning(rows[i]) == answer_meaning(rows[j])
+        ):
+            rule = "stem"
+        else:
+            continue
+        pairs.append(DuplicatePair(i, j, round(similarity, 4), image_distance,
+                                   round(stem_similarity, 4), rule))  # fmt: skip
     return pairs, len(candidates)
 
 
+SOURCE_ORDER = {"release": 0, "html": 1, "scan": 2}  # exact text first, OCR last
+
+
 def keep_rank(row: dict[str, Any]) -> tuple:
-    """Lower is kept first: release, then richer content, then the smaller id."""
+    """Lower is kept first: release, then HTML, then scans (the cleanest page first), then
+    richer content, then the smaller id."""
     richness = len(row.get("answer") or "") + len(row.get("analysis") or "")
-    return (row["source_kind"] != "release", -richness, row["question_id"])
+    return (SOURCE_ORDER.get(row["source_kind"], len(SOURCE_ORDER)),
+            -(row.get("scan_quality") or 0.0), -richness, row["question_id"])  # fmt: skip
+
+
+def why_kept(kept: dict[str, Any], removed: dict[str, Any]) -> str:
+    """The first rank component that put ``kept`` ahead, in words (for ``removed.jsonl``)."""
+    a, b = keep_rank(kept), keep_rank(removed)
+    if a[0] != b[0]:
+        return f"{kept['source_kind']} copy preferred to a {removed['source_kind']} copy"
+    if a[1] != b[1]:
+        return (f"cleaner scan (page quality {-a[1]:.3f} against {-b[1]:.3f}: "
+                "the other copy is blurred, noisy or skewed)")  # fmt: skip
+    if a[2] != b[2]:
+        return "more content (answer and analysis)"
+    return "smaller id (the copies are otherwise equal)"
 
 
 def remove_near_duplicates(
@@ -174,9 +249,7 @@ def remove_near_duplicates(
     """(kept rows, removed rows with their decision, summary)."""
     if not settings.enabled or len(rows) < 2:
         return rows, [], {"enabled": settings.enabled, "candidates": 0, "pairs": 0, "removed": 0}
-    texts = [r["text"] + "\n" + "\n".join(o["text"] for o in r["options"] or []) for r in rows]
-    pairs, candidates = find_duplicate_pairs(texts, [r["problem_id"] for r in rows],
-                                             image_hashes, settings)  # fmt: skip
+    pairs, candidates = find_duplicate_pairs(rows, image_hashes, settings)
     parent = list(range(len(rows)))
 
     def root(i: int) -> int:
@@ -196,7 +269,8 @@ def remove_near_duplicates(
     best: dict[int, DuplicatePair] = {}
     for pair in pairs:  # the evidence shown for a removed question: its closest confirmed match
         for i in (pair.left, pair.right):
-            if i not in best or pair.jaccard > best[i].jaccard:
+            closeness = (pair.jaccard, pair.stem_jaccard)
+            if i not in best or closeness > (best[i].jaccard, best[i].stem_jaccard):
                 best[i] = pair
     kept, removed = [], []
     for i, row in enumerate(rows):
@@ -208,8 +282,11 @@ def remove_near_duplicates(
         row = {**row, "decisions": [*row["decisions"], decision_record(
             STAGE, "removed", "NEAR_DUPLICATE",
             {"kept": rows[kept_index]["question_id"],
+             "kept_because": why_kept(rows[kept_index], row),
              "matched": rows[pair.right if pair.left == i else pair.left]["question_id"],
+             "rule": pair.rule,
              "jaccard": pair.jaccard,
+             "stem_jaccard": pair.stem_jaccard,
              "image_bits": pair.image_bits})]}  # fmt: skip
         removed.append(row)
     summary = {"enabled": True, "candidates": candidates, "pairs": len(pairs),

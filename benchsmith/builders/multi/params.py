@@ -37,6 +37,7 @@ def params_fields() -> dict[str, Any]:
                 "bands": Value("int", minimum=1, maximum=512),
                 "min_jaccard": Value("float", minimum=0, maximum=1),
                 "image_bits": Value("int", minimum=0, maximum=32),
+                "min_stem_chars": Value("int", minimum=1),
             }
         ),
         "selection": Block(

@@ -91,7 +91,8 @@ def converted_problems(root: Path) -> tuple[list[SourceProblem], dict[str, Any]]
                "file": origin["file"], "sha256": origin["sha256"], "license": "", "url": ""}  # fmt: skip
         problems.append(SourceProblem(problem_id, record, origin["kind"], "converted",
                                       "problems.json", sha, tuple(record["img_paths"]),
-                                      tuple(origin["images"]), "crawled", (raw,)))  # fmt: skip
+                                      tuple(origin["images"]), "crawled", (raw,),
+                                      origin.get("scan_quality")))  # fmt: skip
     files = {
         "problems": {"file": "problems.json", "sha256": sha},
         "sources": {"file": "sources.json", "sha256": sha256_file(root / "sources.json")},

@@ -27,6 +27,7 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.progress import log
 from benchsmith.core.records import provenance
+from benchsmith.hf.image_names import neutral_image_name, source_extension
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.publish.batches import batches_by_image_bytes
 
@@ -43,7 +44,7 @@ def read_image(roots: Mapping[str, str], root: str, file: str, sha256: str) -> d
     if sha256_bytes(data) != sha256:
         raise BenchsmithError("image differs from the one the build recorded", path=path,
                               fix=CHANGED_FIX)  # fmt: skip
-    return {"bytes": data, "path": file}
+    return {"bytes": data, "path": neutral_image_name(data, source_extension(file))}
 
 
 def row_provenance(row: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:

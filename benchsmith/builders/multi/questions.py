@@ -35,6 +35,7 @@ class SourceProblem:
     image_sha256: tuple[str, ...]
     version: str
     extra_sources: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    scan_quality: float | None = None  # a scanned page's cleanliness (..scan_quality)
 
 
 def parse_options(content: str) -> tuple[str, list[dict[str, str]]]:
@@ -183,6 +184,7 @@ def question_row(
         "source_kind": problem.kind,
         "source_root": problem.root,
         "source_version": problem.version,
+        "scan_quality": problem.scan_quality,
         "flags": [],
         "sources": [source, *problem.extra_sources, *image_sources],
         "decisions": [],

@@ -17,9 +17,10 @@ Typed extras are real columns, never a JSON blob, so they can be filtered and ag
   ids of their support rows instead of embedding the images a second time (200 queries x 25
   images would double the config's size); join on ``id`` of the ``support`` split.
 
-Images are ``List(Image())`` in presentation order; each image's ``path`` is
-``<root>/<file>`` (e.g. ``clevr/CLEVR_v1.0/images/val/CLEVR_val_000003.png``), which is how the
-audit maps an embedded image back to its source file.
+Images are ``List(Image())`` in presentation order; each image's ``path`` is its content hash
+(``<sha256[:16]>.<ext>``, :mod:`benchsmith.hf.image_names`): a MiniImageNet file name starts
+with its class id, which would answer ``open_mi`` and ``matching_mi``. The source file of each
+image is in the row's ``provenance.sources``, which is what the audit reads.
 """
 
 from __future__ import annotations

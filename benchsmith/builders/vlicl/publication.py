@@ -47,6 +47,7 @@ from benchsmith.builders.vlicl.features import (
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import decision_record, provenance
+from benchsmith.hf.image_names import neutral_image_name, source_extension
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.publish.batches import batches_by_image_bytes
 
@@ -159,10 +160,10 @@ def task_row(
                     f"row {row['id']}: {column} {value!r} is not one of {label.names}", path=where
                 )
             out[column] = label.str2int(value)
-    out["images"] = [
-        {"bytes": inputs.build.read_image(ref), "path": f"{ref['root']}/{ref['file']}"}
-        for ref in row["images"]
-    ]
+    out["images"] = []
+    for ref in row["images"]:
+        data = inputs.build.read_image(ref)
+        out["images"].append({"bytes": data, "path": neutral_image_name(data, source_extension(ref["file"]))})
     out["provenance"] = inputs.provenance(row.get("sources") or [], decisions)
     return out
 

@@ -18,6 +18,7 @@ from benchsmith.builders.mmiu.shortcuts import check_plan
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import sha256_bytes
+from benchsmith.hf.image_names import neutral_image_name
 from benchsmith.publish.publisher import publish
 
 
@@ -74,6 +75,9 @@ def test_rehydrating_gives_the_embedded_dataset(referenced, embedded, mmiu_sourc
         assert ours.num_rows == theirs.num_rows
         for a, b in zip(ours, theirs, strict=True):
             assert [i["bytes"] for i in a["images"]] == [i["bytes"] for i in b["images"]]
+            names = [i["path"] for i in a["images"]]
+            assert names == [i["path"] for i in b["images"]]  # by content, never by frame
+            assert names == [neutral_image_name(i["bytes"], i["path"][-3:]) for i in a["images"]]
             assert {k: v for k, v in a.items() if k != "images"} == {
                 k: v for k, v in b.items() if k != "images"
             }

@@ -77,7 +77,8 @@ def test_audit_of_a_fresh_build_passes(fresh):
 
 def test_a_modified_source_image_fails_naming_the_file(fresh, private):
     _, rows = shard_rows(fresh["out"], "open_mi", "query")
-    victim = private["roots"]["miniimagenet"] / rows[0]["images"][0]["path"].split("/", 1)[1]
+    [source] = rows[0]["provenance"]["sources"]  # the image's name is its content hash
+    victim = private["roots"]["miniimagenet"] / source["file"]
     with Image.open(victim) as image:
         changed = image.copy()
     changed.putpixel((0, 0), (0, 0, 0))
