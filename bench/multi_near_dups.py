@@ -108,8 +108,8 @@ def main() -> None:
     baseline_subset = time.perf_counter() - start
     scale = (args.n * (args.n - 1) / 2) / (args.subset * (args.subset - 1) / 2)
     baseline = baseline_subset * scale
-    ours_subset, _ = find_duplicate_pairs(subset, groups[: args.subset],
-                                          no_images[: args.subset], settings)  # fmt: skip
+    ours_subset, _ = find_duplicate_pairs(rows[: args.subset], no_images[: args.subset],
+                                          settings)  # fmt: skip
     ours_subset_pairs = {(p.left, p.right) for p in ours_subset}
     result = {
         "machine": machine_info(),

@@ -16,8 +16,13 @@ def shortcut_rows(info: dict[str, Any]) -> list[dict[str, Any]]:
     for task, report in info["shortcuts"]["tasks"].items():
         rules = {r["name"]: r for r in report["rules"]}
         best = rules[report["best_rule"]]
+        interval = report.get("best_interval") or [best["lower_bound"], None]
+        content = [r for r in report["rules"] if not r.get("gating", True)]
+        top_content = max(content, key=lambda r: r["accuracy"]) if content else None
         rows.append({"task": task, "n_items": report["items"], "chance": report["chance"],
-                     "best": best, "verdict": report["verdict"],
+                     "best": best, "verdict": report["verdict"], "interval": interval,
+                     "rules_tested": report.get("rules_tested", len(report["rules"])),
+                     "content": top_content,
                      "why": "; ".join(report.get("why") or []) or "-",
                      "text_only": next((r for n, r in rules.items()
                                         if n.startswith("text_only_llm")), None)})  # fmt: skip

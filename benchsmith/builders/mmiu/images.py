@@ -10,7 +10,8 @@ ScanNet copy. The kinds:
   black, on one fixed scale (0 to ``max_m`` metres) for every depth image of a build, so
   candidates differ only in content;
 - ``scannet_marked``: a colour frame as PNG with labelled points drawn on it;
-- ``coco_piece``: one cell of a COCO image cut into a grid, as PNG;
+- ``coco_piece``: one cell of a COCO image cut into a grid, as PNG stored without compression
+  (all pieces of an image are the same size in bytes, so file size tells nothing);
 - ``coco_transformed``: a square crop of a COCO image mirrored, rotated and scaled about its
   centre, as PNG (the identity transform gives the untransformed image);
 - ``release_file``: a file of the official MMIU release, as it is (ingest mode; ``scannet``
@@ -175,9 +176,9 @@ class ImageSources:
         self.close()
 
 
-def png_bytes(image: Image.Image) -> bytes:
+def png_bytes(image: Image.Image, compress_level: int = 6) -> bytes:
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=False, compress_level=6)
+    image.save(buffer, format="PNG", optimize=False, compress_level=compress_level)
     return buffer.getvalue()
 
 
@@ -246,7 +247,10 @@ def render_image(ref: dict[str, Any], sources: ImageSources) -> bytes:
         width, height = image.size
         cw, ch = width // grid, height // grid
         row, col = divmod(cell, grid)
-        return png_bytes(image.crop((col * cw, row * ch, (col + 1) * cw, (row + 1) * ch)))
+        # stored, not deflated: every piece of an image has one size in bytes (deflated, the
+        # smooth sky pieces were the smallest files, and the two smallest were the top row)
+        piece = image.crop((col * cw, row * ch, (col + 1) * cw, (row + 1) * ch))
+        return png_bytes(piece, compress_level=0)
     if kind == "release_file":
         return sources.release_bytes(ref["file"])
     if kind == "coco_transformed":

@@ -116,7 +116,7 @@ def build_items(
                 for k, (draft, position) in enumerate(zip(drafts, positions, strict=True))
             ]
             log(f"mmiu plan: {task}: {len(drafts)} item(s)")
-    return items, ctx.skips
+    return items, ctx.skips, ctx.notes
 
 
 def task_option_report(rows: list[dict[str, Any]], strict: bool = True) -> dict[str, Any]:
@@ -148,11 +148,15 @@ def build_mmiu(
         _check_sources(config, sources)
         items, skips = ingest_items(Path(sources.release))
         extra["ingest"] = ingest_report(items)
+        notes: Counter = Counter()
     else:
-        items, skips = build_items(config, sources, executor, pairs_cache)
+        items, skips, notes = build_items(config, sources, executor, pairs_cache)
     skip_table: dict[str, dict[str, int]] = {}
     for (task, reason), count in sorted(skips.items()):
         skip_table.setdefault(task, {})[reason] = count
+    note_table: dict[str, dict[str, int]] = {}
+    for (task, what), count in sorted(notes.items()):
+        note_table.setdefault(task, {})[what] = count
     info = {
         "family": "mmiu",
         "plan_format": PLAN_FORMAT,
@@ -169,6 +173,7 @@ def build_mmiu(
         ),
         "counts": {task: len(rows) for task, rows in items.items()},
         "skips": skip_table,
+        "notes": note_table,
         "options": {task: task_option_report(rows, not ingest) for task, rows in items.items()},
         **extra,
     }

@@ -239,6 +239,7 @@ class MmiuPublication(Publication):
             "roots": dict(self.plan.roots),
             "counts": info["counts"],
             "skips": info.get("skips", {}),
+            "notes": info.get("notes", {}),
             "options": info["options"],
             "shortcuts": self.shortcuts,
             "scannet_images": self.scannet_images,

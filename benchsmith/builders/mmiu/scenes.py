@@ -27,6 +27,7 @@ from benchsmith.sources.scannet.scene import (
     aligned_pose,
     object_boxes,
     read_label_map,
+    read_mesh_vertices,
     read_scene_info,
     read_split,
 )
@@ -86,6 +87,13 @@ class Scene:
 
     def distance(self, a: int, b: int) -> tuple[float, float]:
         return pose_distance(self.poses[a], self.poses[b])
+
+    @cached_property
+    def room_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max) corner of the scene's mesh in the aligned frame: where objects can be."""
+        vertices = read_mesh_vertices(self.directory)
+        aligned = (np.c_[vertices, np.ones(len(vertices))] @ self.info.axis_alignment.T)[:, :3]
+        return aligned.min(axis=0), aligned.max(axis=0)
 
 
 def load_scene(root: Path, scene_id: str, sources: ImageSources, labels) -> Scene:

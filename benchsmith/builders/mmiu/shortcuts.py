@@ -1,11 +1,18 @@
 """``benchsmith build mmiu check``: the shortcut gate every config must pass before publish.
 
-For every task of a plan it runs, without images:
+For every task of a plan it runs:
 
 - the blind rules of :mod:`benchsmith.stages.blind_rules` (answer-letter prior; longest,
   shortest, odd format, odd precision, odd file type, question overlap; and for numbers:
   closest to / farthest from the identity pose, most decimals, odd signature, the option in
   the middle of the others or farthest from them, smallest or largest);
+- the image-aware, position and cross-item baselines of :mod:`.gate_signals` (each candidate's
+  likeness to the reference views and its file size; a point's distance from REF's position and
+  from the centre; the file size and texture of the pieces an order puts on top; how often an
+  option recurs in other items; numbers' size and rounding), each as a pick-the-largest and a
+  pick-the-smallest rule, and all of them in one learned options-only model (a conditional
+  logit scored on held-out items: :mod:`benchsmith.stages.cross_item_rules`), with the images
+  rendered from the plan's sources;
 - a text-only LLM (question, context and options, no image) when one is configured, through
   the one LLM client (cached; its replies read with MMIU's answer extraction);
 - the option guarantees again (gold never a distractor, distinct options, one format per item,
@@ -16,8 +23,13 @@ rule's accuracy beats chance by more than ``mmiu.shortcuts.max_gain`` (2 points)
 confidence: the one-sided Wilson lower bound at ``confidence`` (99%) of its accuracy is above
 chance + max_gain. A point estimate alone would fail small configs on noise (4 of 12 right is
 33% against 25%) and pass large ones with a real 2-point lift hidden in it; the bound does
-neither. Configs listed in ``mmiu.shortcuts.allow`` are reported and do not fail. The report
-(``shortcuts.json``) goes into the card; the command exits 1 when a config fails.
+neither. The rules of a config are judged as one family (Bonferroni: each at
+``1 - (1 - confidence) / m`` for ``m`` rules), so a fair config fails with probability at most
+1%, however many rules look at it. A signal that is the task's own skill (where the smooth
+jigsaw pieces go) is reported and never fails a config. Configs listed in
+``mmiu.shortcuts.allow`` are reported and do not fail. The report (``shortcuts.json``: every
+rule, the best one and its interval) goes into the card; the command exits 1 when a config
+fails.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +46,7 @@ from benchsmith.builders.mmiu.config import ShortcutGate
 from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
 from benchsmith.builders.mmiu.prompts import full_prompt
 from benchsmith.core.atomic import atomic_write_text
+from benchsmith.core.progress import progress
 from benchsmith.stages.blind_rules import BlindItem, run_blind_baselines
 from benchsmith.stages.distractors import OptionSet, option_report
 
@@ -44,6 +57,15 @@ def z_value(confidence: float) -> float:
     from scipy.special import ndtri
 
     return float(ndtri(confidence))
+
+
+def wilson_upper(accuracy: float, n: int, z: float) -> float:
+    """One-sided Wilson upper bound (the interval the card prints is [lower, upper])."""
+    if n == 0:
+        return 1.0
+    centre = accuracy + z * z / (2 * n)
+    spread = z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
+    return min(1.0, (centre + spread) / (1 + z * z / n))
 
 
 def wilson_lower(accuracy: float, n: int, z: float) -> float:
@@ -65,6 +87,7 @@ class RuleResult:
     lower_bound: float
     coverage: float
     fails: bool
+    gating: bool = True  # False: a content signal of the task's own skill, reported only
 
     def as_dict(self) -> dict[str, Any]:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -78,6 +101,25 @@ def judge_rule(
     lower = wilson_lower(accuracy, n, z_value(gate.confidence))
     return RuleResult(name, n, accuracy, chance, accuracy - chance, lower, coverage,
                       lower > chance + gate.max_gain)  # fmt: skip
+
+
+def family_wise(results: list[RuleResult], gate: ShortcutGate) -> tuple[list[RuleResult], float]:
+    """The results judged as one family: with ``m`` gating rules each is held to confidence
+    ``1 - (1 - confidence) / m`` (Bonferroni), so a config that has no shortcut fails with
+    probability at most ``1 - confidence`` however many rules look at it (thirty rules at 99%
+    each would fail a fair 12-item config about one time in four). Returns the re-judged
+    results and the per-rule confidence."""
+    from dataclasses import replace
+
+    m = max(1, sum(r.gating for r in results))
+    each = 1 - (1 - gate.confidence) / m
+    z = z_value(each)
+    out = []
+    for r in results:
+        lower = wilson_lower(r.accuracy, r.n, z)
+        out.append(replace(r, lower_bound=lower,
+                           fails=r.gating and lower > r.chance + gate.max_gain))  # fmt: skip
+    return out, each
 
 
 def blind_items(rows: Iterable[dict[str, Any]]) -> list[BlindItem]:
@@ -145,16 +187,57 @@ def text_only_result(
                                                          "unparsed": unparsed}  # fmt: skip
 
 
+def signal_results(
+    rows: list[dict[str, Any]], gate: ShortcutGate, render: Callable[[dict[str, Any]], bytes]
+) -> list[RuleResult]:
+    """The image-aware, position and cross-item baselines (:mod:`.gate_signals`): each signal
+    as a pick-the-largest and a pick-the-smallest rule, and all of them in one learned
+    options-only model scored on held-out items."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from benchsmith.builders.mmiu.gate_signals import CONTENT_SIGNALS, option_signals, signal_names
+    from benchsmith.stages.cross_item_rules import learned_choice_scores, value_rule_scores
+
+    signals = option_signals(rows, render)
+    golds = [int(r["answer_index"]) for r in rows]
+    chance = sum(1 / len(r["options"]) for r in rows) / len(rows)
+    content = CONTENT_SIGNALS.get(rows[0]["task"], frozenset())
+    names = signal_names(signals)
+    out = []
+    for name in names:
+        values = [[option[name] for option in item] for item in signals]
+        for largest in (True, False):
+            scores, coverage = value_rule_scores(values, golds, largest)
+            result = judge_rule(f"{'largest' if largest else 'smallest'}:{name}", scores,
+                                chance, coverage, gate)  # fmt: skip
+            out.append(replace(result, fails=False, gating=False) if name in content else result)
+    names = [name for name in names if name not in content]
+    if names:
+        features = [np.array([[option[n] for n in names] for option in item]) for item in signals]
+        scores = learned_choice_scores(features, golds)
+        out.append(judge_rule("learned_options_only", scores, chance, 1.0, gate))
+    return out
+
+
 def check_task(
-    rows: list[dict[str, Any]], gate: ShortcutGate, client: Any = None
+    rows: list[dict[str, Any]],
+    gate: ShortcutGate,
+    client: Any = None,
+    render: Callable[[dict[str, Any]], bytes] | None = None,
 ) -> dict[str, Any]:
     task = rows[0]["task"]
     results = rule_results(rows, gate)
+    if render is not None:
+        results += signal_results(rows, gate, render)
     text_only: dict[str, Any] = {}
     if client is not None:
         result, text_only = text_only_result(rows, gate, client)
         results.append(result)
-    best = max(results, key=lambda r: (r.lower_bound - r.chance, r.lift))
+    results, each = family_wise(results, gate)
+    best = max((r for r in results if r.gating), key=lambda r: (r.lower_bound - r.chance, r.lift))
+    upper = wilson_upper(best.accuracy, best.n, z_value(each))
     options = option_report(
         [OptionSet(r["options"], r["answer_index"], r["option_methods"]) for r in rows]
     ).as_dict()
@@ -188,6 +271,9 @@ def check_task(
         "rules": [r.as_dict() for r in results],
         "best_rule": best.name,
         "best_lift": round(best.lift, 6),
+        "best_interval": [round(best.lower_bound, 6), round(upper, 6)],
+        "rules_tested": sum(r.gating for r in results),
+        "confidence_per_rule": round(each, 6),
         "failing_rules": failing,
         "allowed": allowed,
         "text_only": text_only,
@@ -202,9 +288,23 @@ def check_task(
 def check_plan(
     plan_dir: str | Path, gate: ShortcutGate, out_path: str | Path, client: Any = None
 ) -> dict[str, Any]:
-    """Check every task of a plan; writes the report (also when a config fails)."""
+    """Check every task of a plan; writes the report (also when a config fails). Images are
+    rendered from the plan's recorded sources (each once) for the image-aware baselines."""
+    from benchsmith.builders.mmiu.images import checked_render
+
     plan = MmiuPlanDir.read(plan_dir)
-    tasks = {task: check_task(list(plan.rows(task)), gate, client) for task in plan.tasks}
+    sources = plan.image_sources()
+    rendered: dict[str, bytes] = {}
+
+    def render(ref: dict[str, Any]) -> bytes:
+        if ref["sha256"] not in rendered:
+            rendered[ref["sha256"]] = checked_render(ref, sources)
+        return rendered[ref["sha256"]]
+
+    tasks = {
+        task: check_task(list(plan.rows(task)), gate, client, render)
+        for task in progress(plan.tasks, desc="shortcut gate", unit="task")
+    }
     failing = [t for t, r in tasks.items() if r["verdict"] == "fail"]
     report = {
         "plan_fingerprint": plan.fingerprint(),

@@ -163,7 +163,9 @@ def task_row(
     out["images"] = []
     for ref in row["images"]:
         data = inputs.build.read_image(ref)
-        out["images"].append({"bytes": data, "path": neutral_image_name(data, source_extension(ref["file"]))})
+        out["images"].append(
+            {"bytes": data, "path": neutral_image_name(data, source_extension(ref["file"]))}
+        )
     out["provenance"] = inputs.provenance(row.get("sources") or [], decisions)
     return out
 

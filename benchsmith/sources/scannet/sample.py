@@ -63,7 +63,7 @@ TSV_HEADER = ["id", "raw_category", "category", "count", "nyu40id", "eigen13id",
 class SampleSceneTruth:
     scene_id: str
     axis_alignment: np.ndarray  # raw -> aligned
-    objects: dict[str, tuple[np.ndarray, np.ndarray]]  # label -> (low, high), aligned frame
+    objects: tuple[tuple[str, np.ndarray, np.ndarray], ...]  # (label, low, high), aligned frame
     poses: list[np.ndarray]  # camera -> aligned world, one per frame (a -inf one included)
 
     def raw_pose(self, index: int) -> np.ndarray:
@@ -82,6 +82,52 @@ def look_at(position: np.ndarray, target: np.ndarray) -> np.ndarray:
     return pose
 
 
+SIZES = {"chair": (0.5, 0.5, 0.9), "table": (1.2, 0.8, 0.75), "bookshelf": (0.4, 1.0, 1.8),
+         "cabinet": (0.6, 0.5, 1.0)}  # fmt: skip
+CLEARANCE = 0.15  # metres kept free between two objects' footprints
+
+
+def _free(low: np.ndarray, high: np.ndarray, placed: list) -> bool:
+    return all(
+        high[0] + CLEARANCE <= other_low[0] or other_high[0] + CLEARANCE <= low[0]
+        or high[1] + CLEARANCE <= other_low[1] or other_high[1] + CLEARANCE <= low[1]
+        for _, other_low, other_high in placed
+    )  # fmt: skip
+
+
+def _clear_of(low: np.ndarray, high: np.ndarray, cameras: np.ndarray, margin: float = 0.3) -> bool:
+    """A box taller than the camera keeps ``margin`` metres from every camera position."""
+    nearest = np.clip(cameras[:, :2], low[:2], high[:2])
+    return bool((np.linalg.norm(cameras[:, :2] - nearest, axis=1) >= margin).all())
+
+
+def place_objects(rng: np.random.Generator, index: int, cameras: np.ndarray) -> tuple:
+    """A table, a bookshelf, one to three chairs and (odd scenes) a cabinet, each at a seeded
+    free spot of the floor: layouts differ from scene to scene, and a category can have several
+    objects, as in ScanNet (one object per category at a fixed spot let a model answer 3D
+    object detection from the category alone)."""
+    wanted = ["table", "bookshelf"] + ["chair"] * int(rng.integers(1, 4))
+    if index % 2:
+        wanted.append("cabinet")
+    placed: list = []
+    for label in wanted:
+        size = np.array(SIZES[label])
+        if rng.integers(2):  # either way round
+            size = size[[1, 0, 2]]
+        for _ in range(500):
+            centre = np.array([rng.uniform(ROOM[0][0] + size[0] / 2 + 0.05,
+                                           ROOM[1][0] - size[0] / 2 - 0.05),
+                               rng.uniform(ROOM[0][1] + size[1] / 2 + 0.05,
+                                           ROOM[1][1] - size[1] / 2 - 0.05), 0.0])  # fmt: skip
+            low = np.round(centre - np.array([size[0] / 2, size[1] / 2, 0.0]), 3)
+            high = np.round(low + size, 3)
+            tall = high[2] > cameras[:, 2].min() - 0.1
+            if _free(low, high, placed) and (not tall or _clear_of(low, high, cameras)):
+                placed.append((label, low, high))
+                break
+    return tuple(placed)
+
+
 def sample_scene_truth(index: int, seed: int = 0, n_frames: int = N_FRAMES) -> SampleSceneTruth:
     """Scene ``index``'s geometry: boxes placed per scene, a camera sweeping round the room in
     uneven steps (its height and gaze wander, so relative poses differ in every axis) and one
@@ -91,21 +137,6 @@ def sample_scene_truth(index: int, seed: int = 0, n_frames: int = N_FRAMES) -> S
     alignment = np.eye(4)
     alignment[:2, :2] = [[np.cos(yaw), -np.sin(yaw)], [np.sin(yaw), np.cos(yaw)]]
     alignment[:3, 3] = (0.7 + 0.3 * index, -1.1, 0.0)
-    sizes = {"chair": (0.5, 0.5, 0.9), "table": (1.2, 0.8, 0.75), "bookshelf": (0.4, 1.0, 1.8)}
-    if index % 2:
-        sizes["cabinet"] = (0.6, 0.5, 1.0)
-    objects = {}
-    anchors = {
-        "chair": (1.0, 0.8),
-        "table": (2.4, 1.0),
-        "bookshelf": (3.5, 2.2),
-        "cabinet": (0.6, 2.4),
-    }
-    for label, size in sizes.items():
-        x, y = anchors[label]
-        centre = np.array([x, y, 0.0]) + np.r_[rng.uniform(-0.15, 0.15, 2), 0.0]
-        low = centre - np.array([size[0] / 2, size[1] / 2, 0.0])
-        objects[label] = (np.round(low, 3), np.round(low + np.array(size), 3))
     poses = []
     phase = rng.uniform(0, 2 * np.pi)
     for k in range(n_frames):
@@ -114,6 +145,7 @@ def sample_scene_truth(index: int, seed: int = 0, n_frames: int = N_FRAMES) -> S
         position = np.array([2.0 + 1.6 * np.cos(angle), 1.5 + 1.2 * np.sin(angle), height])
         target = np.array([2.2 + 0.3 * np.sin(k / 4), 1.5 + 0.2 * np.cos(k / 5), 0.6])
         poses.append(look_at(position, target))
+    objects = place_objects(rng, index, np.array([pose[:3, 3] for pose in poses]))
     if n_frames > FAILED_FRAME:
         poses[FAILED_FRAME] = np.full((4, 4), -np.inf)  # a tracking failure, as ScanNet has
     return SampleSceneTruth(f"scene{index:04d}_00", alignment, objects, poses)
@@ -140,7 +172,7 @@ def ray_cast(truth: SampleSceneTruth, pose: np.ndarray, size: tuple[int, int]):
     checker = (np.floor(hit[..., 0] * 2) + np.floor(hit[..., 1] * 2)) % 2
     rgb = np.where(floor[..., None], np.where(checker[..., None] > 0, 170, 120), 215.0)
     rgb = rgb * np.ones(3) * np.array([1.0, 0.97, 0.9])
-    for label, (low, high) in truth.objects.items():
+    for label, low, high in truth.objects:
         with np.errstate(divide="ignore", invalid="ignore"):
             t1, t2 = (low - origin) / direction, (high - origin) / direction
         near, far = np.minimum(t1, t2), np.maximum(t1, t2)
@@ -166,9 +198,7 @@ def write_mesh(path: Path, truth: SampleSceneTruth) -> list[tuple[str, int]]:
     from plyfile import PlyData, PlyElement
 
     to_raw = np.linalg.inv(truth.axis_alignment)
-    parts = [("floor", *ROOM)] + [
-        (label, low, high) for label, (low, high) in truth.objects.items()
-    ]
+    parts = [("floor", *ROOM), *truth.objects]
     vertices, faces, segments = [], [], []
     for segment, (label, low, high) in enumerate(parts):
         high = np.array([high[0], high[1], 0.0]) if label == "floor" else high

@@ -56,11 +56,11 @@ def test_audit_passes_and_names_a_changed_source(multi_build, tmp_path, capsys):
 
     moved = tmp_path / "converted"
     shutil.copytree(multi_build["converted"], moved)
-    figure = next((moved / "images").glob("czsx_scan-page001-blurred-q1_1.png"))
+    figure = next((moved / "images").glob("czsx_html-q0001_1.png"))  # a kept question's figure
     figure.write_bytes(figure.read_bytes() + b"\0")
     code = main(["audit", str(multi_build["published"]), f"--root=converted={moved}"])
     out = capsys.readouterr().out
-    assert code == 1 and "czsx_scan-page001-blurred-q1_1.png" in out
+    assert code == 1 and "czsx_html-q0001_1.png" in out
 
 
 def test_publish_refuses_what_is_not_a_plan(multi_build, tmp_path, capsys):

@@ -35,6 +35,7 @@ class TaskContext:
     scenes: list[Scene] = field(default_factory=list)
     coco: CocoCaptions | None = None
     skips: Counter = field(default_factory=Counter)  # (task, reason) -> count
+    notes: Counter = field(default_factory=Counter)  # (task, what) -> items kept with it
     _file_hashes: dict[Path, str] = field(default_factory=dict)
     # every scene's pairs, found once by the plan's scene survey (:mod:`..scene_survey`)
     _pairs: list[tuple[Scene, FramePair]] = field(default_factory=list)
@@ -70,6 +71,10 @@ class TaskContext:
 
     def skip(self, task: str, reason: str) -> None:
         self.skips[(task, reason)] += 1
+
+    def note(self, task: str, what: str) -> None:
+        """Count an item that was kept with a weakness worth saying in the card."""
+        self.notes[(task, what)] += 1
 
     def pose_text(self, pose: np.ndarray) -> str:
         return format_matrix(np.asarray(pose)[:3], self.config.options.pose_decimals)
