@@ -174,3 +174,31 @@ def test_piece_file_sizes_tell_nothing_and_deflated_pieces_fail_the_gate(plan, r
     report = check_task(rows, ShortcutGate(), render=deflated)
     assert report["verdict"] == "fail"
     assert "smallest:top_row_file_bytes" in report["failing_rules"]
+
+
+# --- COCO twins: one picture is one item --------------------------------------------------------
+
+
+def test_a_twin_of_a_used_coco_picture_is_skipped(mmiu_sources):
+    """The sample COCO plants pictures under a second id (one identical, three re-encoded):
+    a task that used one copy skips the other, counted; another task may still use it."""
+    from benchsmith.builders.mmiu.config import MmiuConfig
+    from benchsmith.builders.mmiu.images import ImageSources
+    from benchsmith.builders.mmiu.tasks.context import TaskContext
+    from benchsmith.sources.coco.reader import read_captions
+    from benchsmith.sources.coco.sample import sample_image_specs
+
+    coco = read_captions(mmiu_sources.coco / "annotations" / "captions_val2014.json")
+    by_id = {image.image_id: image for image in coco.images}
+    ctx = TaskContext(MmiuConfig.from_params({}, "sample"),
+                      ImageSources(coco_images=mmiu_sources.coco / "val2014"), coco=coco)  # fmt: skip
+    twins = [(s.copy_of, s.image_id) for s in sample_image_specs(660) if s.copy_of]
+    assert len(twins) == 4
+    for original, copy in twins:
+        assert ctx.new_picture("jigsaw_puzzle_solving", by_id[original])
+        assert not ctx.new_picture("jigsaw_puzzle_solving", by_id[copy])
+        assert ctx.new_picture("image_spatial_transformation_estimation", by_id[copy])
+    assert ctx.skips == {("jigsaw_puzzle_solving",
+                          "a twin of a COCO picture the task already used"): 4}  # fmt: skip
+    others = [i for i in coco.images if i.image_id not in {x for pair in twins for x in pair}]
+    assert all(ctx.new_picture("jigsaw_puzzle_solving", image) for image in others[:40])

@@ -24,6 +24,7 @@ from benchsmith.core.rng import derived_rng
 from benchsmith.sources.coco.reader import CocoCaptions, CocoImage
 from benchsmith.stages.distractors import format_matrix
 
+TWIN_BITS = 4  # perceptual-hash bits within which two COCO pictures are one (MMNeedle's default)
 SCANNET_LICENSE = "ScanNet Terms of Use (non-commercial research; no redistribution)"
 SCANNET_URL = "http://www.scan-net.org/"
 
@@ -39,6 +40,7 @@ class TaskContext:
     _file_hashes: dict[Path, str] = field(default_factory=dict)
     # every scene's pairs, found once by the plan's scene survey (:mod:`..scene_survey`)
     _pairs: list[tuple[Scene, FramePair]] = field(default_factory=list)
+    _pictures: dict[str, list] = field(default_factory=dict)  # task -> hashes of used pictures
 
     def rng(self, task: str, key: str) -> np.random.Generator:
         return derived_rng(self.config.seed, "mmiu", f"{task}/{key}")
@@ -68,6 +70,28 @@ class TaskContext:
             self.skip(task, "too few far frames in the scene for distractors")
             return None
         return [far[int(k)] for k in self.rng(task, key).choice(len(far), n, replace=False)]
+
+    def new_picture(self, task: str, image: CocoImage) -> bool:
+        """Whether ``image`` shows a picture the task has not used yet. COCO holds some photos
+        under two ids (identical or re-encoded): two items of a task on one picture would be one
+        item twice, so a twin of a used picture is a counted skip. Pictures are compared by
+        decoded pixels and by perceptual hash (within :data:`TWIN_BITS`), as the MMNeedle twins
+        step does."""
+        from benchsmith.images.hashes import hash_image
+
+        assert self.sources.coco_images is not None
+        hashed = hash_image((self.sources.coco_images / image.file_name).read_bytes())
+        used = self._pictures.setdefault(task, [])
+        for other in used:
+            same = other.pixel_sha256 == hashed.pixel_sha256 or (
+                not (other.low_information or hashed.low_information)
+                and (other.phash ^ hashed.phash).bit_count() <= TWIN_BITS
+            )
+            if same:
+                self.skip(task, "a twin of a COCO picture the task already used")
+                return False
+        used.append(hashed)
+        return True
 
     def skip(self, task: str, reason: str) -> None:
         self.skips[(task, reason)] += 1

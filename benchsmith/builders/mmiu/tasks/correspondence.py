@@ -35,7 +35,7 @@ TASK = "visual_correspondence_scannet"
 MIN_3D_GAP_M = 0.3
 MIN_PIXEL_GAP = 0.1
 BORDER = 0.1
-TRIES = 200
+TRIES = 2000  # REF pixels drawn per pair (one vectorised pass): each valid one gets a set
 
 
 def _inside(px: np.ndarray, width: int, height: int) -> bool:

@@ -32,6 +32,8 @@ def drafts(ctx: TaskContext) -> list[Draft]:
         if len(out) == ctx.config.items_per_task:
             break
         image = images[index]
+        if not ctx.new_picture(TASK, image):
+            continue
         key = str(image.image_id)
         rng = ctx.rng(TASK, key)
         shown = [int(c) for c in rng.permutation(cells)]  # image k shows grid cell shown[k]

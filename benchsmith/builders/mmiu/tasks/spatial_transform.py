@@ -42,6 +42,8 @@ def drafts(ctx: TaskContext) -> list[Draft]:
         if len(out) == ctx.config.items_per_task:
             break
         image = images[index]
+        if not ctx.new_picture(TASK, image):
+            continue
         key = str(image.image_id)
         rng = ctx.rng(TASK, key)
         flip, angle, scale = TRANSFORMS[int(rng.integers(len(TRANSFORMS)))]
