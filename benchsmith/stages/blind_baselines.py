@@ -1,7 +1,8 @@
 """Stage ``blind_baselines``: how well the config is answered without the image (or the model).
 
-The answer prior and the option-shortcut rules of :mod:`.blind_rules` are scored against chance
-over the samples still kept; a rule that beats chance by more than ``threshold`` is flagged, and
+The answer prior, the option-shortcut rules of :mod:`.blind_rules` and the cross-item baselines
+(option recurrence across samples, a learned options-only model scored on held-out samples) are
+scored against chance over the samples still kept; a rule that beats chance by more than ``threshold`` is flagged, and
 (with ``drop_flagged``) the samples a flagged option rule singles out are dropped.
 """
 
@@ -47,8 +48,9 @@ class BlindBaselinesStage(Stage):
     name = "blind_baselines"
     title = "Blind baselines"
     summary = (
-        "answer prior and option shortcuts (longest option, unique format, ...); report blind "
-        "accuracy vs chance; drop samples a flagged rule answers."
+        "answer prior, option shortcuts (longest option, unique format, ...) and cross-item "
+        "baselines (option recurrence, a learned options-only model); report blind accuracy "
+        "vs chance; drop samples a flagged per-sample rule answers."
     )
     params_key = "blind"
     settings_type = BlindSettings
@@ -114,12 +116,18 @@ def flag_outcomes(
 ) -> dict[str, str]:
     """What a flag did, per flagged baseline, in words for the card: a flag that removed
     nothing says why, so "flagged" never reads as an unexplained warning."""
-    from benchsmith.stages.blind_rules import OPTION_RULES
+    from benchsmith.stages.blind_rules import CROSS_ITEM_RULES, OPTION_RULES
 
     outcomes = {}
     for name in flagged:
         removed = sum(name in d.evidence["rules"] for d in decisions.values())
-        if name not in OPTION_RULES:
+        if name in CROSS_ITEM_RULES:
+            outcomes[name] = (
+                "a signal across the config's options (recurrence, or features a model learns "
+                "on other items), not a rule one sample can be dropped for: rebuild the "
+                "distractors at the source"
+            )
+        elif name not in OPTION_RULES:
             outcomes[name] = (
                 "a bias of the whole config (its answer distribution), not of single samples, "
                 "so no sample is removed for it; rebalance the answers at the source"

@@ -301,13 +301,42 @@ def rule_baseline(
     return scores, fired / len(items) if items else 0.0
 
 
+CROSS_ITEM_RULES = ("recurring_option", "rare_option", "learned_options_only")
+
+
+def cross_item_baselines(
+    mcq: Sequence[BlindItem], chance: float, threshold: float
+) -> list[BaselineResult]:
+    """The baselines that look across items (:mod:`.cross_item_rules`): the option seen most
+    (or least) often in other items, and a learned options-only model over every option's
+    text features and recurrence, each item scored by a model fitted on the other folds."""
+    from benchsmith.stages.cross_item_rules import (
+        learned_choice_scores,
+        recurrence_counts,
+        text_features,
+        value_rule_scores,
+    )
+
+    choices = [list(item.choices or ()) for item in mcq]
+    golds = [correct_index(item) for item in mcq]
+    recurrence = recurrence_counts(choices)
+    out = []
+    for name, largest in (("recurring_option", True), ("rare_option", False)):
+        scores, coverage = value_rule_scores(recurrence, golds, largest)
+        out.append(_result(name, scores, chance, coverage, threshold))
+    learned = learned_choice_scores(text_features(choices), golds)
+    out.append(_result("learned_options_only", learned, chance, 1.0, threshold))
+    return out
+
+
 def run_blind_baselines(
     items: Iterable[BlindItem], *, threshold: float = 0.1
 ) -> list[BaselineResult]:
     """Every applicable blind baseline of one config, flagged when ``lift > threshold``.
 
-    Multiple-choice items get ``answer_prior`` and one result per rule of
-    :data:`OPTION_RULES`, all against chance ``mean(1 / len(choices))``; open-ended items get
+    Multiple-choice items get ``answer_prior``, one result per rule of :data:`OPTION_RULES`
+    and the cross-item baselines (:func:`cross_item_baselines`), all against chance
+    ``mean(1 / len(choices))``; open-ended items get
     ``answer_prior_open`` (see :func:`answer_prior` for its chance). A config mixing both gets
     both groups, each over its own items. A threshold of 0.1 means "a blind guesser gains more
     than 10 accuracy points over chance"; compare ``lift`` with ``stderr`` on small configs.
@@ -322,6 +351,7 @@ def run_blind_baselines(
         for name, rule in OPTION_RULES.items():
             scores, coverage = rule_baseline(mcq, rule)
             results.append(_result(name, scores, prior.chance, coverage, threshold))
+        results.extend(cross_item_baselines(mcq, prior.chance, threshold))
     if open_ended:
         results.append(answer_prior(open_ended, threshold=threshold))
     return results

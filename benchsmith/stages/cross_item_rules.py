@@ -22,6 +22,7 @@ baseline picks one option, ``1 / n`` (the expected score of a guess) when it doe
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -29,6 +30,37 @@ from collections.abc import Sequence
 import numpy as np
 
 L2 = 1.0  # ridge penalty of the learned model (features are standardised)
+NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?")
+
+
+def option_text_features(option: str) -> dict[str, float]:
+    """What an option's text shows without its meaning: its length, and the count, size and
+    rounding of the numbers in it (``coarse_share``: numbers with at most one decimal, the
+    grid golds sat on when distractors were jitter)."""
+    numbers = [(float(m.group(0)), len(m.group(1) or "")) for m in NUMBER.finditer(option)]
+    values = [abs(v) for v, _ in numbers] or [0.0]
+    decimals = [d for _, d in numbers] or [0]
+    coarse = [v for v, d in numbers if d <= 1 or round(v * 10) == v * 10]
+    return {
+        "length": float(len(option)),
+        "numbers": float(len(numbers)),
+        "mean_abs_number": float(np.mean(values)),
+        "max_abs_number": float(max(values)),
+        "mean_decimals": float(np.mean(decimals)),
+        "coarse_share": len(coarse) / len(numbers) if numbers else 0.0,
+    }
+
+
+def text_features(options: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """Per item, an ``(options, features)`` array: :func:`option_text_features` and how often
+    the option recurs in other items."""
+    recurrence = recurrence_counts(options)
+    out = []
+    for item, recurs in zip(options, recurrence, strict=True):
+        rows = [[*option_text_features(o).values(), float(r)] for o, r in zip(item, recurs,
+                                                                          strict=True)]  # fmt: skip
+        out.append(np.array(rows, dtype=np.float64))
+    return out
 
 
 def normalized_option(text: str) -> str:

@@ -190,3 +190,36 @@ def test_answer_index_field_wins_and_bad_answers_name_the_sample():
     bad = mcq(["cat", "dog"], "horse", "sample-17")
     with pytest.raises(SourceError, match="sample-17"):
         run_blind_baselines([bad])
+
+
+def test_cross_item_baselines_find_a_recurring_gold_and_a_learnable_signal():
+    """Curation's blind baselines look across samples too: a gold that recurs in other samples
+    while distractors are fresh, and golds with fewer decimals (a signal no single-sample rule
+    here reads as one option standing out), both beat chance; fair options do not."""
+    import numpy as np
+
+    from benchsmith.stages.blind_rules import BlindItem, run_blind_baselines
+
+    rng = np.random.default_rng(0)
+
+    def config(recurring: bool, rounder: bool) -> list[BlindItem]:
+        items = []
+        for k in range(200):
+            gold = int(rng.integers(4))
+            options = [f"{v:.2f} m" for v in rng.uniform(0, 9, 4)]
+            if recurring:
+                options[gold] = f"{k % 5}.25 m"  # one of five answers, over and over
+            if rounder:
+                options[gold] = f"{rng.uniform(0, 9):.1f}0 m"
+            items.append(BlindItem(f"s{k}", "How far?", options[gold], options, gold))
+        return items
+
+    def lifts(items: list[BlindItem]) -> dict[str, float]:
+        return {r.name: r.lift for r in run_blind_baselines(items)}
+
+    recurring = lifts(config(recurring=True, rounder=False))
+    assert recurring["recurring_option"] > 0.5 and recurring["learned_options_only"] > 0.5
+    rounder = lifts(config(recurring=False, rounder=True))
+    assert rounder["learned_options_only"] > 0.3
+    fair = lifts(config(recurring=False, rounder=False))
+    assert max(fair[n] for n in ("recurring_option", "rare_option", "learned_options_only")) < 0.1

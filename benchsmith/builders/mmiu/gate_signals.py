@@ -23,33 +23,14 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 from PIL import Image
 
 from benchsmith.builders.mmiu.images import ref_params
 from benchsmith.builders.mmiu.likeness import likeness, thumbnail
-from benchsmith.stages.cross_item_rules import recurrence_counts
-
-NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?")
-
-
-def text_signals(option: str) -> dict[str, float]:
-    numbers = [(float(m.group(0)), len(m.group(1) or "")) for m in NUMBER.finditer(option)]
-    values = [abs(v) for v, _ in numbers] or [0.0]
-    decimals = [d for _, d in numbers] or [0]
-    coarse = [v for v, d in numbers if d <= 1 or round(v * 10) == v * 10]
-    return {
-        "length": float(len(option)),
-        "numbers": float(len(numbers)),
-        "mean_abs_number": float(np.mean(values)),
-        "max_abs_number": float(max(values)),
-        "mean_decimals": float(np.mean(decimals)),
-        "coarse_share": len(coarse) / len(numbers) if numbers else 0.0,
-    }
+from benchsmith.stages.cross_item_rules import NUMBER, option_text_features, recurrence_counts
 
 
 def _points(ref: dict[str, Any]) -> dict[str, tuple[float, float]]:
@@ -115,7 +96,7 @@ def option_signals(
         signals = [{"recurrence_in_other_items": float(c)} for c in recurs]
         if kind == "text":
             for signal, option in zip(signals, row["options"], strict=True):
-                signal.update(text_signals(option))
+                signal.update(option_text_features(option))
         if kind == "image":
             data = [render(ref) for ref in row["images"]]
             for signal, extra in zip(signals, image_option_signals(row, data), strict=True):

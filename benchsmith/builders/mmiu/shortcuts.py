@@ -47,7 +47,7 @@ from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
 from benchsmith.builders.mmiu.prompts import full_prompt
 from benchsmith.core.atomic import atomic_write_text
 from benchsmith.core.progress import progress
-from benchsmith.stages.blind_rules import BlindItem, run_blind_baselines
+from benchsmith.stages.blind_rules import BlindItem, answer_prior
 from benchsmith.stages.distractors import OptionSet, option_report
 
 
@@ -131,7 +131,7 @@ def rule_results(rows: list[dict[str, Any]], gate: ShortcutGate) -> list[RuleRes
     from benchsmith.stages.blind_rules import OPTION_RULES, rule_baseline
 
     items = blind_items(rows)
-    prior = [r for r in run_blind_baselines(items) if r.name == "answer_prior"][0]
+    prior = answer_prior(items)
     out = [judge_rule("answer_prior", [prior.accuracy] * prior.n, prior.chance, 1.0, gate)]
     for name, rule in OPTION_RULES.items():
         scores, coverage = rule_baseline(items, rule)
