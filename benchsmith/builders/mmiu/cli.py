@@ -206,13 +206,16 @@ STEPS = (
     ),
     Step(
         "check",
-        "the shortcut gate: blind rules (and a text-only LLM) against chance, per config",
-        "Answer every item of the plan without images by option-only rules (closest to "
-        "identity, most decimals, odd format, middle option, longest, ...) and, if configured, a "
-        "text-only LLM; report each against chance and fail (exit 1) any config whose best rule "
-        "beats chance by more than mmiu.shortcuts.max_gain at the set confidence, unless "
-        "mmiu.shortcuts.allow lists it. Writes shortcuts.json next to the plan (or --out); "
-        "publish refuses a plan without a passing report.",
+        "the shortcut gate: cheap rules, pixels, positions and a learned model against chance",
+        "Answer every item of the plan without the skill: option-only rules (closest to "
+        "identity, most decimals, odd format, middle option, longest, ...), image and position "
+        "rules on the rendered images (a candidate's likeness to the reference views, file "
+        "sizes, a point's distance from REF's position), option recurrence across items, a "
+        "learned options-only model scored on held-out items and, if configured, a text-only "
+        "LLM. Report each against chance and fail (exit 1) any config whose best rule beats "
+        "chance by more than mmiu.shortcuts.max_gain at the set confidence (for the config's "
+        "rules together), unless mmiu.shortcuts.allow lists it. Writes shortcuts.json next to "
+        "the plan (or --out); publish refuses a plan without a passing report.",
         add_check_arguments,
         run_check,
     ),
