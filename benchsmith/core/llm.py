@@ -50,6 +50,7 @@ from benchsmith.core.llm_messages import image_part as image_part
 from benchsmith.core.llm_messages import text_part as text_part
 from benchsmith.core.llm_messages import user_message as user_message
 from benchsmith.core.progress import progress_bar
+from benchsmith.core.urls import without_credentials
 
 PLACEHOLDER_KEY = "not-needed"  # sent when the key variable is unset: local servers ignore it
 
@@ -207,11 +208,12 @@ class LLMClient:
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        self.base_url = config.resolved_base_url()
+        self._endpoint = config.resolved_base_url()  # only the HTTP client sees credentials
+        self.base_url = without_credentials(self._endpoint)
         api_key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
         self._secret = api_key if api_key != PLACEHOLDER_KEY else None
         self._openai = openai.OpenAI(
-            base_url=self.base_url, api_key=api_key, max_retries=0, timeout=config.timeout_s
+            base_url=self._endpoint, api_key=api_key, max_retries=0, timeout=config.timeout_s
         )
         self.stats = LLMStats()
         self._lock = threading.Lock()

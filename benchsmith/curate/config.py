@@ -18,6 +18,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.schema import Block, ListOf, Value, block_of_dataclass
+from benchsmith.core.urls import without_credentials
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import Stage, plain, settings_from_mapping
 
@@ -74,6 +75,7 @@ class CurateConfig:
                 data[stage.params_key] = values
         llm = plain(self.llm)
         llm.pop("cache_dir", None)  # where the cache lives does not change answers
+        llm["base_url"] = without_credentials(llm.get("base_url"))  # build_info is uploaded
         data["llm"] = llm
         return data
 

@@ -51,6 +51,10 @@ def flag(row: dict[str, Any], name: str, evidence: dict[str, Any]) -> None:
 
 def flag_question(row: dict[str, Any]) -> None:
     """Record what is wrong with a question without changing it."""
+    if row["question_type"] != "Other" and not (row["answer"] or "").strip():
+        # the release without `problem_answer_list`, or an empty entry: kept (the question is
+        # the source's) but never silently published as if it had a gold
+        flag(row, "ANSWER_MISSING", {"type": row["question_type"]})
     if row["question_type"] not in ("SA", "MA"):
         return
     options = row["options"] or []

@@ -73,6 +73,7 @@ def run_ocr(args: argparse.Namespace) -> int:
         workers=args.workers or int(knobs.get("workers") or 1),
         executor=args.executor or knobs.get("executor") or "local",
         cache_dir=Path(args.cache or knobs.get("cache_dir") or ".benchsmith/ocr-cache"),
+        max_table_cells=int(knobs.get("max_table_cells") or 10_000),
     )
     report = convert_exams(Path(exams), args.out, settings)
     ocr = report["ocr"]

@@ -71,6 +71,7 @@ class OcrSettings:
     workers: int = 1
     executor: str = "local"  # or "ray": where pages are read, never what is read
     cache_dir: Path = Path(".benchsmith/ocr-cache")
+    max_table_cells: int = 10_000  # a crawled table's grid cells after its spans, at most
 
 
 def with_mask(stem: str, question_type: str, has_options: bool) -> str:
@@ -139,7 +140,7 @@ class Converted:
         self.sources[problem_id] = source
 
 
-def convert_html(root: Path, done: Converted) -> None:
+def convert_html(root: Path, done: Converted, max_table_cells: int = 10_000) -> None:
     from benchsmith.sources.exams.html_reader import convert_page
 
     folder = root / HTML_DIR
@@ -147,7 +148,7 @@ def convert_html(root: Path, done: Converted) -> None:
     for page in sorted(folder.glob("*.html")):
         file = f"{HTML_DIR}/{page.name}"
         try:
-            converted = convert_page(page)
+            converted = convert_page(page, max_table_cells)
         except BenchsmithError as exc:
             done.skip(file, "PAGE_NOT_CONVERTED", str(exc).splitlines()[0])
             continue
@@ -289,7 +290,7 @@ def convert_exams(exams_root: str | Path, out: str | Path, settings: OcrSettings
         done = Converted(staging)
         ocr = {"pages": 0, "cached": 0, "read": 0}
         if (root / HTML_DIR).is_dir():
-            convert_html(root, done)
+            convert_html(root, done, settings.max_table_cells)
         if (root / PAGES_DIR).is_dir():
             ocr = convert_scans(root, done, settings)
         report = {

@@ -20,6 +20,7 @@ def params_fields() -> dict[str, Any]:
                 "workers": Value("int", minimum=1),
                 "executor": Value("str", choices=EXECUTORS),
                 "cache_dir": Value("path"),
+                "max_table_cells": Value("int", minimum=1),
             }
         ),
         "cleaning": Block(

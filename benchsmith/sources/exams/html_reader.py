@@ -67,41 +67,87 @@ def mathml_to_latex(node) -> str:
     return "".join(inner)
 
 
+MAX_COLSPAN, MAX_ROWSPAN = 1000, 65534  # the HTML standard's own limits
+DEFAULT_MAX_TABLE_CELLS = 10_000  # grid cells (rows x columns after spans) a drawn table may have
+
+
+def span(cell, attr: str) -> int:
+    """A cell's ``rowspan``/``colspan`` read as browsers do: leading digits, else 1; clamped to
+    the standard's limits (``rowspan=0`` runs to the table's end, clamped by the caller)."""
+    match = re.match(r"\s*(\d+)", str(cell.get(attr) or ""))
+    value = int(match.group(1)[:6]) if match else 1
+    if attr == "rowspan":
+        return MAX_ROWSPAN if value == 0 else min(max(value, 1), MAX_ROWSPAN)
+    return min(max(value, 1), MAX_COLSPAN)
+
+
 def simple_table(table) -> bool:
-    return not any(int(cell.get(attr, 1) or 1) > 1 for cell in table.find_all(["td", "th"])
+    return not any(span(cell, attr) > 1 for cell in table.find_all(["td", "th"])
                    for attr in ("rowspan", "colspan"))  # fmt: skip
+
+
+def _next_free(column: int, taken: list[tuple[int, int]]) -> int:
+    moved = True
+    while moved:
+        moved = False
+        for start, end in taken:
+            if start <= column < end:
+                column, moved = end, True
+    return column
+
+
+def layout_table(rows: list[list]) -> tuple[list[tuple[int, int, int, int, object]], int, int]:
+    """Cells placed on the table's grid as HTML places them: ``(row, col, rows, cols, cell)``,
+    and the grid's size. A rowspan ends at the table's last row and a colspan at 1000, and the
+    work and memory grow with the cells, never with the spans (``rowspan=99999
+    colspan=99999`` on one cell used to fill a grid of ten billion entries)."""
+    placed = []
+    active: list[tuple[int, int, int]] = []  # (first row after the span, first col, end col)
+    n_cols = 0
+    for r, row in enumerate(rows):
+        active = [a for a in active if a[0] > r]
+        taken = [(start, end) for _, start, end in active]
+        column = 0
+        for cell in row:
+            column = _next_free(column, taken)
+            rowspan = min(span(cell, "rowspan"), len(rows) - r)
+            colspan = span(cell, "colspan")
+            placed.append((r, column, rowspan, colspan, cell))
+            if rowspan > 1:
+                active.append((r + rowspan, column, column + colspan))
+            column += colspan
+            n_cols = max(n_cols, column)
+    return placed, len(rows), n_cols
 
 
 def table_rows(table) -> list[list]:
     return [row.find_all(["td", "th"]) for row in table.find_all("tr")]
 
 
-def render_table(table, cell_text) -> bytes:
-    """A table with spans drawn as a grid (each cell spanning its rows and columns)."""
+def render_table(
+    table, cell_text, max_cells: int = DEFAULT_MAX_TABLE_CELLS, page: Path | None = None
+) -> bytes:
+    """A table with spans drawn as a grid (each cell spanning its rows and columns); a table
+    whose grid has more than ``max_cells`` cells is refused naming the page (the caller counts
+    the page as a skip), so one hostile page cannot take the machine's memory."""
     from PIL import Image, ImageDraw
 
     from benchsmith.sources.exams.fonts import cjk_font
 
-    grid: dict[tuple[int, int], bool] = {}
-    placed = []
-    for r, row in enumerate(table_rows(table)):
-        c = 0
-        for cell in row:
-            while grid.get((r, c)):
-                c += 1
-            rows, cols = int(cell.get("rowspan", 1) or 1), int(cell.get("colspan", 1) or 1)
-            for dr in range(rows):
-                for dc in range(cols):
-                    grid[(r + dr, c + dc)] = True
-            placed.append((r, c, rows, cols, cell_text(cell)))
-            c += cols
-    n_rows = 1 + max(r for r, _ in grid)
-    n_cols = 1 + max(c for _, c in grid)
+    placed, n_rows, n_cols = layout_table(table_rows(table))
+    if not placed:
+        return b""
+    if n_rows * n_cols > max_cells:
+        raise SourceError(
+            f"a table of {n_rows} x {n_cols} cells after its spans (limit {max_cells} cells)",
+            path=page,
+            fix="check the page's rowspan/colspan values, or raise multi.ocr.max_table_cells",
+        )
     width, height, pad = 90, 34, 8
     image = Image.new("RGB", (n_cols * width + 2 * pad, n_rows * height + 2 * pad), "white")
     draw = ImageDraw.Draw(image)
     font = cjk_font().load(16)
-    for r, c, rows, cols, text in placed:
+    for r, c, rows, cols, cell in placed:
         box = (
             pad + c * width,
             pad + r * height,
@@ -109,15 +155,17 @@ def render_table(table, cell_text) -> bytes:
             pad + (r + rows) * height,
         )
         draw.rectangle(box, outline="black", width=1)
-        draw.text((box[0] + 6, (box[1] + box[3]) // 2 - 9), text, fill="black", font=font)
+        draw.text((box[0] + 6, (box[1] + box[3]) // 2 - 9), cell_text(cell), fill="black",
+                  font=font)  # fmt: skip
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
 
 
 class Converter:
-    def __init__(self, page: Path):
+    def __init__(self, page: Path, max_table_cells: int = DEFAULT_MAX_TABLE_CELLS):
         self.page = page
+        self.max_table_cells = max_table_cells
         self.images: list[PageImage] = []
 
     def image(self, item: PageImage) -> str:
@@ -173,7 +221,8 @@ class Converter:
 
     def table(self, table) -> str:
         if not simple_table(table):
-            return self.image(PageImage("table", png=render_table(table, self.inline)))
+            png = render_table(table, self.inline, self.max_table_cells, self.page)
+            return self.image(PageImage("table", png=png))
         rows = [
             [self.inline(cell).replace("|", r"\|") for cell in row] for row in table_rows(table)
         ]
@@ -200,7 +249,7 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{2,}", "\n", text).strip()
 
 
-def convert_page(page: str | Path) -> ConvertedPage:
+def convert_page(page: str | Path, max_table_cells: int = DEFAULT_MAX_TABLE_CELLS) -> ConvertedPage:
     """One crawled page to Markdown and its images."""
     from bs4 import BeautifulSoup
 
@@ -211,7 +260,7 @@ def convert_page(page: str | Path) -> ConvertedPage:
         raise SourceError(f"the page cannot be read as UTF-8 ({exc})", path=page, fix=FIX) from exc
     soup = BeautifulSoup(html, "html.parser")
     body = soup.body or soup
-    converter = Converter(page)
+    converter = Converter(page, max_table_cells)
     markdown = tidy(converter.convert(body))
     if not markdown:
         raise SourceError("the page holds no text", path=page, fix=FIX)

@@ -62,3 +62,20 @@ def test_option_faults_are_flagged_not_fixed():
     assert row["question_content"] == content
     (none,) = clean_questions(rows_of("没有选项（ ）[MASK]", qtype="单选", answer="A"), Cleaning())
     assert none["flags"] == ["OPTIONS_NOT_FOUND"]
+
+
+def test_a_question_without_an_answer_is_flagged():
+    """A release problem without `problem_answer_list` (or with an empty entry) is kept but
+    flagged, never published as if it had a gold; an `Other` question has no gold to miss."""
+    record = {"problem_content": "", "problem_content_list": ["甲是（ ）[MASK]\nA. 1\nB. 2",
+                                                           "说说你的看法。"],
+              "problem_type_list": ["单选", "其他"], "education": "初中", "subject": ["化学"],
+              "img_paths": []}  # fmt: skip
+    problem = SourceProblem("czhx_0", record, "release", "release", "problem.json", "0" * 64,
+                            (), (), "v1")  # fmt: skip
+    choice, other = clean_questions(questions_of(problem), Cleaning())
+    assert choice["answer"] is None and choice["flags"] == ["ANSWER_MISSING"]
+    assert json.loads(choice["decisions"][-1]["evidence"]) == {"type": "SA"}
+    assert other["flags"] == []
+    (blank,) = clean_questions(rows_of("水是（ ）[MASK]", qtype="填空", answer=" "), Cleaning())
+    assert "ANSWER_MISSING" in blank["flags"]

@@ -74,3 +74,36 @@ def test_bad_pages_are_named(tmp_path):
     latin.write_bytes("<p>题</p>".encode("gbk"))
     with pytest.raises(SourceError, match="cannot be read as UTF-8"):
         convert_page(latin)
+
+
+def test_hostile_spans_are_bounded_and_a_huge_table_skips_its_page(tmp_path):
+    """rowspan=99999 colspan=99999 once grew `build multi ocr` to 22.9 GB: spans are read as
+    browsers read them (a rowspan ends at the table's last row, a colspan at 1000, junk is 1)
+    and a grid over the limit refuses the page, naming it, before any memory is spent."""
+    from bs4 import BeautifulSoup
+
+    from benchsmith.sources.exams.html_reader import layout_table, span, table_rows
+
+    def table(html: str):
+        return BeautifulSoup(html, "html.parser").table
+
+    tall = table("<table><tr><td rowspan=99999>a</td><td>b</td></tr><tr><td>c</td></tr>"
+                 "<tr><td>d</td></tr></table>")  # fmt: skip
+    placed, n_rows, n_cols = layout_table(table_rows(tall))
+    assert (n_rows, n_cols) == (3, 2)
+    assert [(r, c, rows, cols) for r, c, rows, cols, _ in placed] == [
+        (0, 0, 3, 1), (0, 1, 1, 1), (1, 1, 1, 1), (2, 1, 1, 1)]  # fmt: skip
+    junk = table('<table><tr><td rowspan="x2" colspan="-3">a</td><td colspan="2x">b</td></tr>'
+                 '<tr><td rowspan="0">c</td></tr></table>').find_all("td")  # fmt: skip
+    assert [span(junk[0], "rowspan"), span(junk[0], "colspan"), span(junk[1], "colspan")] == [
+        1, 1, 2]  # fmt: skip
+    assert span(junk[2], "rowspan") == 65534  # 0: to the end (clamped by the layout)
+
+    page = tmp_path / "bomb.html"
+    page.write_text('<p>见表</p><table><tr><td rowspan=99999 colspan=99999>x</td><td>y</td>'
+                    "</tr><tr><td>z</td></tr></table>", encoding="utf-8")  # fmt: skip
+    with pytest.raises(SourceError, match=r"a table of 2 x 1001 cells after its spans") as error:
+        convert_page(page, max_table_cells=1000)
+    assert "bomb.html" in str(error.value) and "multi.ocr.max_table_cells" in str(error.value)
+    converted = convert_page(page)  # under the default limit (2 x 1001 cells): drawn
+    assert converted.images[0].source == "table"
