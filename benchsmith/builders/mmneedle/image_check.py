@@ -45,6 +45,25 @@ def read_source_images(files: dict[int, str], images_dir: Path) -> Iterator[tupl
         yield int(image_id), path.read_bytes()
 
 
+def hash_source_images(
+    files: dict[int, str], images_dir: Path, workers: int, executor: str
+) -> dict[int, Any]:
+    """Fingerprints of COCO images by id (:func:`benchsmith.images.hashes.hash_images`); an
+    image that does not decode is an error naming its file (a source must be whole)."""
+    hashes, errors = hash_images(
+        read_source_images(files, images_dir), workers=workers, total=len(files),
+        executor=executor,
+    )  # fmt: skip
+    if errors:
+        first = next(iter(sorted(errors.items())))
+        raise SourceError(
+            f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
+            path=images_dir / files[first[0]],
+            fix="re-download the images (the lock file names their sha256)",
+        )
+    return hashes
+
+
 def _summarise(findings: list[Any], total: int, image_ids: dict[str, list[int]]) -> dict[str, Any]:
     """Counts plus a few examples naming the two COCO image ids that look alike."""
     exact = {f.sample_id for f in findings if f.kind == "exact"}
@@ -75,20 +94,7 @@ def check_mmneedle_images(
     executor: str = "local",
 ) -> dict[str, Any]:
     plan_dir, images_dir = Path(plan_dir), Path(images_dir)
-    files = _source_files(plan_dir)
-    hashes, errors = hash_images(
-        read_source_images(files, images_dir),
-        workers=workers,
-        total=len(files),
-        executor=executor,
-    )
-    if errors:
-        first = next(iter(sorted(errors.items())))
-        raise SourceError(
-            f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
-            path=images_dir / files[first[0]],
-            fix="re-download the images (the lock file names their sha256)",
-        )
+    hashes = hash_source_images(_source_files(plan_dir), images_dir, workers, executor)
     by_pixels: dict[str, list[int]] = defaultdict(list)
     for image_id, value in hashes.items():
         by_pixels[value.pixel_sha256].append(image_id)

@@ -16,11 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.mmneedle.image_check import read_source_images
+from benchsmith.builders.mmneedle.image_check import hash_source_images
 from benchsmith.core.atomic import atomic_write_json
-from benchsmith.core.errors import PlanError, SourceError
+from benchsmith.core.errors import PlanError
 from benchsmith.core.progress import log
-from benchsmith.images.hashes import hash_images
 from benchsmith.images.twins import TwinGroup, find_twin_groups, set_aside
 from benchsmith.sources.coco.reader import CocoCaptions, read_captions
 
@@ -34,21 +33,8 @@ def coco_twin_groups(
 ) -> tuple[list[TwinGroup], int]:
     """(twin groups, images hashed) over every captioned image of ``source``; also how the
     audit re-derives the groups a build recorded."""
-    images_dir = Path(images_dir)
     files = {image.image_id: image.file_name for image in source.images_with_captions}
-    hashes, errors = hash_images(
-        read_source_images(files, images_dir),
-        workers=workers,
-        total=len(files),
-        executor=executor,
-    )
-    if errors:
-        first = next(iter(sorted(errors.items())))
-        raise SourceError(
-            f"{len(errors)} source image(s) cannot be decoded, e.g. id {first[0]}: {first[1]}",
-            path=images_dir / files[first[0]],
-            fix="re-download the images (the lock file names their sha256)",
-        )
+    hashes = hash_source_images(files, Path(images_dir), workers, executor)
     return find_twin_groups(hashes, near_threshold, workers=workers), len(hashes)
 
 
