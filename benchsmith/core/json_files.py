@@ -32,10 +32,11 @@ def load_json(path: Path, *, what: str, fix: str) -> Any:
         raise SourceError(f"{what} is not valid JSON ({exc})", path=path, fix=fix) from exc
 
 
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+BOM = b"\xef\xbb\xbf"
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
 
 
 def read_jsonl(
@@ -48,7 +49,9 @@ def read_jsonl(
     """``(line number, value)`` of every non-blank line, streamed one line at a time.
 
     ``what`` names the file in messages ("predictions", "judge predictions"); ``fix`` says how
-    to repair it. ``.gz`` files are decompressed transparently. A missing or unreadable file and
+    to repair it. ``.gz`` files are decompressed transparently; a UTF-8 byte-order mark at the
+    start is skipped (editors write one); a line that is not UTF-8 is named by its number and
+    the byte where it breaks. A missing or unreadable file and
     a line that is not JSON raise ``error`` naming ``FILE:LINE``; what a valid line must hold is
     the caller's to check.
     """
@@ -57,8 +60,19 @@ def read_jsonl(
         raise error(f"{what} file not found", path=path, fix=fix)
     number = 0
     try:
-        with _open_text(path) as handle:
-            for number, line in enumerate(handle, start=1):
+        with _open_binary(path) as handle:
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(BOM):  # an editor's byte-order mark
+                    raw = raw[len(BOM) :]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise error(
+                        f"line {number} is not UTF-8 (byte {exc.start + 1} of the line: "
+                        f"{raw[exc.start : exc.start + 4]!r})",
+                        path=f"{path}:{number}",
+                        fix=f"save the file as UTF-8; {fix}",
+                    ) from None
                 if not line.strip():
                     continue
                 try:
@@ -70,7 +84,7 @@ def read_jsonl(
                         fix=fix,
                     ) from None
                 yield number, value
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
+    except (OSError, EOFError) as exc:
         raise error(
             f"cannot read {what} ({type(exc).__name__}: {exc})",
             path=f"{path}:{number + 1}" if number else path,
