@@ -89,10 +89,10 @@ def test_unreadable_or_empty_input_is_a_clear_error(tmp_path):
         read_judge_files([tmp_path / "absent.jsonl"])
     assert str(tmp_path / "absent.jsonl") in str(info.value)
     binary = tmp_path / "binary.jsonl"
-    binary.write_bytes(b'{"sample_id": 1}\n\xff\xfe\n')
-    with pytest.raises(BenchsmithError, match="cannot read judge predictions") as info:
+    binary.write_bytes(b'{"sample_id": 1, "model": "m", "score": 1}\n\xff\xfe\n')
+    with pytest.raises(BenchsmithError, match="line 2 is not UTF-8") as info:
         read_judge_files([binary])
-    assert str(binary) in str(info.value)
+    assert f"{binary}:2" in str(info.value)
     with pytest.raises(BenchsmithError, match="no judge prediction files"):
         read_judge_files([])
 
