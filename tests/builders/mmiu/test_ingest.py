@@ -104,3 +104,25 @@ def test_the_ingested_dataset_audits_and_a_changed_release_file_is_named(
     image.write_bytes(image.read_bytes() + b"\x00")
     assert main(["audit", str(ingested["out"]), "--root", f"release={changed}"]) == 1
     assert image.name in capsys.readouterr().out
+
+
+def test_a_duplicated_release_row_is_a_counted_skip(release, tmp_path):
+    """The same row twice in all.parquet would be one item published twice."""
+    import shutil
+
+    import pyarrow as pa
+
+    copy = Path(shutil.copytree(release, tmp_path / "MMIU-Benchmark"))
+    table = pq.read_table(copy / "all.parquet")
+    doubled = pa.concat_tables([table, table.slice(0, 1)])
+    pq.write_table(doubled, copy / "all.parquet")
+    plan = tmp_path / "plan"
+    assert main(["build", "mmiu", "plan", "--mode", "ingest", "--ingest-dir", str(copy),
+                 "--out", str(plan)]) == 0  # fmt: skip
+    info = json.loads((plan / "build_info.json").read_text())
+    task = table.column("task")[0].as_py()
+    assert info["skips"][task]["an exact duplicate of an earlier release row"] == 1
+    original = tmp_path / "original"
+    assert main(["build", "mmiu", "plan", "--mode", "ingest", "--ingest-dir", str(release),
+                 "--out", str(original)]) == 0  # fmt: skip
+    assert info["counts"] == json.loads((original / "build_info.json").read_text())["counts"]
