@@ -20,8 +20,11 @@ import yaml
 LOCAL_BUILDERS = {"csv", "json", "parquet", "text", "pandas", "arrow"}
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it
+
+
 def _function_loader(yaml_dir: Path) -> type[yaml.SafeLoader]:
-    class Loader(yaml.SafeLoader):
+    class Loader(_SAFE_LOADER):
         pass
 
     def construct(loader: yaml.SafeLoader, node: yaml.Node) -> Any:

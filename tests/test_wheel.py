@@ -8,6 +8,7 @@ all three card templates from the installed package.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import DatasetCard
+
+from benchsmith.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = sorted(p.name for p in (ROOT / "cards").glob("*.md.j2"))
@@ -52,70 +55,59 @@ def installed(tmp_path_factory) -> Path:
     return target
 
 
-def run(site: Path | None, cwd: Path, *argv: str) -> str:
-    """``benchsmith ARGV`` from the installed wheel at ``site`` (None: from the checkout)."""
-    env = {**os.environ, "CI": "true"}
-    if site is not None:
-        env["PYTHONPATH"] = str(site)
+# One interpreter runs every command from the wheel, one after another, as the CLI runs them
+# (``benchsmith.cli.main``), and says which file it imported benchsmith from.
+RUN_IN_ONE_PROCESS = """
+import json, sys
+import benchsmith.hf.card
+from benchsmith.cli import main
+print(benchsmith.hf.card.__file__)
+for argv in json.loads(sys.argv[1]):
+    status = main(argv)
+    if status:
+        sys.exit(f"benchsmith {' '.join(argv)} exited {status}")
+"""
+
+
+def run_from_wheel(site: Path, cwd: Path, *commands: list[str]) -> Path:
+    """``benchsmith ARGV`` for each of ``commands`` from the installed wheel at ``site``;
+    returns the file ``benchsmith.hf.card`` was imported from."""
     result = subprocess.run(
-        [sys.executable, "-m", "benchsmith", *argv],
+        [sys.executable, "-c", RUN_IN_ONE_PROCESS, json.dumps(commands)],
         cwd=cwd,
-        env=env,
+        env={**os.environ, "CI": "true", "PYTHONPATH": str(site)},
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
+    return Path(result.stdout.splitlines()[0].strip())
 
 
-def test_the_installed_wheel_renders_every_card(installed, tmp_path):
-    where = subprocess.run(
-        [sys.executable, "-c", "import benchsmith.hf.card as c; print(c.__file__)"],
-        env={**os.environ, "PYTHONPATH": str(installed)},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert Path(where.strip()).is_relative_to(installed)  # not the checkout
-    # The MMNeedle plan and render come from the checkout: in a fresh install their numba
-    # kernels would compile afresh (~30 s), and they draw no card. Publishing, the VL-ICL build
-    # and curation run from the wheel and render all three card templates.
-    run(None, tmp_path, "source", "sample", "coco", "--out", "coco", "--n-images", "30")
+def test_the_installed_wheel_renders_every_card(installed, tmp_path, monkeypatch):
+    # The MMNeedle plan and render come from the checkout, in this process: in a fresh install
+    # their numba kernels would compile afresh (~30 s), and they draw no card. Publishing, the
+    # VL-ICL build and curation run from the wheel and render all three card templates.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    assert main(["source", "sample", "coco", "--out", "coco", "--n-images", "30"]) == 0
     plan = ["--grids", "2", "--haystack-sizes", "1", "--needle-counts", "1"]
     sizes = ["--pool-size", "4", "--samples", "4"]
     captions = "coco/annotations/captions_val2014.json"
-    run(None, tmp_path, "build", "mmneedle", "plan", "--captions", captions, *plan, *sizes,
-        "--out", "plan")  # fmt: skip
-    run(None, tmp_path, "build", "mmneedle", "render", "--plan", "plan", "--workers", "1",
-        "--out", "render")  # fmt: skip
-    run(
+    assert main(["build", "mmneedle", "plan", "--captions", captions, *plan, *sizes,
+                 "--out", "plan"]) == 0  # fmt: skip
+    assert main(["build", "mmneedle", "render", "--plan", "plan", "--workers", "1",
+                 "--out", "render"]) == 0  # fmt: skip
+    where = run_from_wheel(
         installed,
         tmp_path,
-        "publish",
-        "mmneedle",
-        "--plan",
-        "plan",
-        "--render",
-        "render",
-        "--out",
-        "mm",
+        ["publish", "mmneedle", "--plan", "plan", "--render", "render", "--out", "mm"],
+        ["build", "vlicl", "plan", "--tasks", "operator_induction", "--out", "vp"],
+        ["build", "vlicl", "leakage", "vp"],
+        ["publish", "vlicl", "vp", "--out", "vl"],
+        ["curate", "mm", "--config", "m1_n2_k1", "--out", "cur"],
     )
-    run(
-        installed,
-        tmp_path,
-        "build",
-        "vlicl",
-        "plan",
-        "--tasks",
-        "operator_induction",
-        "--out",
-        "vp",
-    )
-    run(installed, tmp_path, "build", "vlicl", "leakage", "vp")
-    run(installed, tmp_path, "publish", "vlicl", "vp", "--out", "vl")
-    run(installed, tmp_path, "curate", "mm", "--config", "m1_n2_k1", "--out", "cur")
+    assert where.is_relative_to(installed)  # not the checkout
     for folder, title in (("mm", "MMNeedle"), ("vl", "VL-ICL"), ("cur", "curated")):
         card = DatasetCard.load(tmp_path / folder / "README.md")
         assert title in card.text and card.data.to_dict()["configs"]

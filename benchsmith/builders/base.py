@@ -201,6 +201,12 @@ class RowAuditor(ABC):
         False when the id is unknown."""
         return False
 
+    def may_explain_unpublished(self, row_id: str) -> bool:
+        """Whether :meth:`unpublished_id` might explain ``row_id``, asked before the audit's
+        re-derivation (minutes at full scale), so that an id nothing explains is refused at
+        once; no side effects. False by default."""
+        return False
+
 
 class DatasetKind(Protocol):
     """What reading, auditing and scoring a published folder needs: every :class:`Family`,

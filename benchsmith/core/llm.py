@@ -28,6 +28,7 @@ names callers use are re-exported here, so this stays the one module to import.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -203,6 +204,14 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 REDACTED = "***"  # what replaces the API key wherever a server echoed it
 
 
+@functools.lru_cache(maxsize=16)
+def _openai_client(endpoint: str, api_key: str, timeout_s: float) -> openai.OpenAI:
+    """One HTTP client per endpoint, key and timeout in a process (it is thread-safe): the
+    clients of a curation's stages share its connection pool, and its TLS context is built
+    once (loading the CA store costs 50 ms a client). Retries are ours, never the library's."""
+    return openai.OpenAI(base_url=endpoint, api_key=api_key, max_retries=0, timeout=timeout_s)
+
+
 class LLMClient:
     """Thread-safe client with cache, retries and bounded concurrency; see the module docstring."""
 
@@ -212,9 +221,7 @@ class LLMClient:
         self.base_url = without_credentials(self._endpoint)
         api_key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
         self._secret = api_key if api_key != PLACEHOLDER_KEY else None
-        self._openai = openai.OpenAI(
-            base_url=self._endpoint, api_key=api_key, max_retries=0, timeout=config.timeout_s
-        )
+        self._openai = _openai_client(self._endpoint, api_key, config.timeout_s)
         self.stats = LLMStats()
         self._lock = threading.Lock()
         self._cache = AnswerCache(config.cache_dir)

@@ -105,7 +105,7 @@ class BenchsmithTask:
         )  # fmt: skip
 
     def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
-        return [p["image"].convert("RGB") for p in doc["parts"] if p["image"] is not None]
+        return [_rgb(p["image"]) for p in doc["parts"] if p["image"] is not None]
 
     def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
                     ) -> str:  # fmt: skip
@@ -129,7 +129,7 @@ class BenchsmithTask:
         content = []
         for k, part in enumerate(doc["parts"]):
             if part["image"] is not None:
-                content.append({"type": "image", "url": part["image"].convert("RGB")})
+                content.append({"type": "image", "url": _rgb(part["image"])})
             elif part["text"]:
                 text = (pre if texts and k == texts[0] else "") + part["text"]
                 text += post if texts and k == texts[-1] else ""
@@ -170,6 +170,12 @@ class BenchsmithTask:
 def metric_name(family: str, headline: str) -> str:
     """``mmiu`` + ``overall.accuracy`` -> ``mmiu_overall_accuracy``."""
     return f"{family}_{headline.replace('.', '_')}"
+
+
+def _rgb(image: Any) -> Any:
+    """The image as RGB, as lmms-eval's models expect; one already RGB is handed on as it is
+    (``convert`` would copy every pixel of every decoded image)."""
+    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 def _prompts(kwargs: dict | None) -> tuple[str, str]:

@@ -180,6 +180,8 @@ def audit_dataset(
     sources = SourceFiles()
     auditor.files = sources
     auditor.configs, auditor.workers = tuple(chosen), max(1, int(workers))
+    if wanted is not None:
+        _refuse_unknown_ids(dataset_dir, info, chosen, available, auditor, wanted)
     auditor.check_dataset(report)
     found: set[str] = set()
     total = (
@@ -205,15 +207,56 @@ def audit_dataset(
         missing = sorted(wanted - found)
         missing = [i for i in missing if not auditor.unpublished_id(i, report)]
         if missing:
-            raise AuditError(
-                f"row id(s) {missing[:5]} not in {', '.join(chosen)}",
-                path=dataset_dir,
-                fix="pass ids of published rows; "
-                + id_examples(dataset_dir, chosen, available, auditor.id_column),
-            )
+            raise _unknown_ids(missing, dataset_dir, chosen, available, auditor)
     else:
         auditor.check_whole(report)
     return report
+
+
+def _unknown_ids(
+    missing: list[str],
+    dataset_dir: Path,
+    chosen: list[str],
+    available: Mapping[str, list[str]],
+    auditor: RowAuditor,
+) -> AuditError:
+    return AuditError(
+        f"row id(s) {missing[:5]} not in {', '.join(chosen)}",
+        path=dataset_dir,
+        fix="pass ids of published rows; "
+        + id_examples(dataset_dir, chosen, available, auditor.id_column),
+    )
+
+
+def _refuse_unknown_ids(
+    dataset_dir: Path,
+    info: dict[str, Any],
+    chosen: list[str],
+    available: Mapping[str, list[str]],
+    auditor: RowAuditor,
+    wanted: set[str],
+) -> None:
+    """Refuse, before anything is re-derived, the ids that no published row has and the
+    auditor could not explain: a typo in ``--id`` is answered at once, not after a rebuild.
+    Only the id column is read; a shard that does not read leaves the question to the audit,
+    which reports it by name."""
+    present: set[str] = set()
+    for config in chosen:
+        column = auditor.id_column(config)
+        for split in available[config] if column else ():
+            for name in info["configs"][config][split].get("files", []):
+                try:
+                    dataset = pads.dataset([str(dataset_dir / name)], format="parquet")
+                    if column not in dataset.schema.names:
+                        continue
+                    wanted_rows = pads.field(column).cast(pa.string()).isin(sorted(wanted))
+                    table = dataset.to_table(columns=[column], filter=wanted_rows)
+                except (pa.ArrowException, OSError):
+                    return
+                present.update(str(v) for v in table.column(0).to_pylist())
+    unknown = sorted(i for i in wanted - present if not auditor.may_explain_unpublished(i))
+    if unknown:
+        raise _unknown_ids(unknown, dataset_dir, chosen, available, auditor)
 
 
 def id_examples(

@@ -182,11 +182,18 @@ def test_every_loadable_config_audits_by_id(sample_project, tmp_path, monkeypatc
     assert main(["audit", str(folder), "--id", *sorted(set(first.values())), *roots]) == 0
     out = capsys.readouterr().out
     assert "OK" in out
+    # an unknown id is refused before anything is re-derived (a rebuild, at full scale)
+    derived: list[str] = []
+    original_check = type(auditor).check_dataset
+    monkeypatch.setattr(type(auditor), "check_dataset",
+                        lambda self, report: derived.append("check") or original_check(self, report))  # fmt: skip
     for config in sorted(info["configs"])[:: max(1, len(info["configs"]) - 1)]:
         argv = ["audit", str(folder), "--config", config, "--id", "no-such-id", *roots]
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"{config} ids are its `{id_columns[config]}` column, e.g. {first[config]!r}" in err
+    assert derived == []
+    monkeypatch.setattr(type(auditor), "check_dataset", original_check)
 
     changed = [
         (config, column, row_id(config, split, index))
