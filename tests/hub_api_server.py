@@ -79,6 +79,10 @@ class HubApiServer(LocalServer):
         self.lfs: dict[str, bytes] = {}
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
+        # faults a test turns on: LFS uploads answered 507 by the storage; POSTs to these
+        # paths answered 200 with an HTML page (a proxy's or a maintenance page)
+        self.lfs_storage_full = False
+        self.html_for: set[str] = set()
         self._listen(_handler(self))
 
     def files(self, repo: str, revision: str = "main") -> dict[str, bytes]:
@@ -155,6 +159,9 @@ def _handler(hub: HubApiServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             path, _ = self._record()
             body = self._body()
+            if path in hub.html_for:
+                return self._send(200, b"<html><body>Down for maintenance</body></html>",
+                                  content_type="text/html")  # fmt: skip
             if path == "/api/repos/create":
                 return self._create(json.loads(body))
             if path == "/api/validate-yaml":
@@ -179,6 +186,8 @@ def _handler(hub: HubApiServer) -> type[BaseHTTPRequestHandler]:
             path, _ = self._record()
             data = self._body()
             oid = path.removeprefix("/lfs-upload/")
+            if hub.lfs_storage_full:
+                return self._send(507, b"Insufficient Storage", content_type="text/plain")
             if hashlib.sha256(data).hexdigest() != oid:
                 return self._error(400, "sha256 mismatch")
             with hub.lock:

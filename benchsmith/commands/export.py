@@ -137,7 +137,14 @@ def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[
             for row in kind.harness_rows(source):
                 yield config, row
 
-    summary = write_tsv(rows, args.out)
+    from benchsmith.core.outputs import check_file_replaceable, mark_file, output_lock
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):  # a second export to the same file refuses
+        check_file_replaceable(out, inputs=[args.dataset])
+        summary = write_tsv(rows, out)
+        mark_file(out)
     total = sum(int((info.get("configs") or {}).get(c, {}).get(split_of(info, c), {})
                     .get("num_examples", 0)) for c in configs)  # fmt: skip
     left = total - summary.rows

@@ -48,6 +48,13 @@ def params_schema(scope: tuple[str, ...] = ()) -> Block:
         "version": Value("str"),
         "seed": Value("int", minimum=0),
         "images": Block({"max_pixels": Value("int", minimum=1)}),
+        "archives": Block(
+            {
+                "max_members": Value("int", minimum=1),
+                "max_total_gib": Value("float", minimum=0.001),
+                "max_ratio": Value("float", minimum=1),
+            }
+        ),  # fmt: skip
         "sources": Block(sources),
     }
     for name in FAMILIES.names():

@@ -244,7 +244,7 @@ def prediction_requests(args: argparse.Namespace):
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from benchsmith.core.llm import LLMClient, LLMConfig, require_ok
+    from benchsmith.core.llm import LLMClient, LLMConfig
     from benchsmith.core.progress import log
 
     requests = prediction_requests(args)
@@ -260,6 +260,19 @@ def run_predict(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
         )
     )
+    from benchsmith.core.outputs import output_lock
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with output_lock(out):  # a second predict appending to the same file refuses
+        return _predict_into(args, requests, client, log)
+
+
+def _predict_into(args: argparse.Namespace, requests, client, log) -> int:
+    from benchsmith.core.llm import require_ok
+    from benchsmith.core.outputs import refuse_inputs
+
+    refuse_inputs(Path(args.out), [args.dataset])
     existing = read_existing(args.out, args.model)
     summary = PredictSummary()
     seen = set(existing.done)

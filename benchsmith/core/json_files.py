@@ -122,8 +122,8 @@ def scan_appendable_jsonl(path: str | Path, *, fix: str) -> AppendableScan:
         try:
             value = json.loads(line)
         except ValueError as exc:
-            if is_last:
-                scan.torn_tail = True
+            if is_last and line.lstrip().startswith(b"{"):  # a row cut mid-write, not a
+                scan.torn_tail = True  # line some other writer left: only that is dropped
                 scan.complete_bytes = len(data) - len(line)
                 break
             raise BenchsmithError(

@@ -202,6 +202,10 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 
 REDACTED = "***"  # what replaces the API key wherever a server echoed it
+# A reply is the model's output, kept as it came: the key is taken out of it only when it is
+# long enough that finding it there is an echo, never a coincidence (with a key "B", every "B"
+# a model answers would otherwise become "***"). Real keys are 30-160 characters.
+MIN_KEY_TO_REDACT_IN_REPLIES = 12
 
 
 @functools.lru_cache(maxsize=16)
@@ -294,11 +298,17 @@ class LLMClient:
     def _redact(self, text: str) -> str:
         return text.replace(self._secret, REDACTED) if self._secret else text
 
+    @property
+    def _redacts_replies(self) -> bool:
+        return bool(self._secret) and len(self._secret) >= MIN_KEY_TO_REDACT_IN_REPLIES
+
     def _redact_answer(self, answer: _Answer) -> _Answer:
         """A server may echo the key in a *successful* reply (a debugging proxy, a prompt that
         asks for it): the text and every string field are redacted before anything is kept,
-        so the cache, predictions, decisions and cards never hold it."""
-        if not self._secret:
+        so the cache, predictions, decisions and cards never hold it; unless the key is too
+        short to tell an echo from an answer (``MIN_KEY_TO_REDACT_IN_REPLIES``): model output
+        is then kept as it came. Error messages are always redacted."""
+        if not self._redacts_replies:
             return answer
         extra = {k: self._redact(v) if isinstance(v, str) else v for k, v in answer.extra.items()}
         reason = self._redact(answer.finish_reason) if answer.finish_reason else None
@@ -361,7 +371,9 @@ class LLMClient:
         if entry is None:
             return None
         self._count(cache_hits=1)
-        text = self._redact(entry["text"])  # a cache written by an older version, or by hand
+        text = entry["text"]  # as the model answered (and as cached: the file is never rewritten)
+        if self._redacts_replies:  # a cache written by an older version, or by hand
+            text = self._redact(text)
         return ChatResult(key, str(entry.get("model", self.config.model)), text, None, True, 0)
 
     def _cache_write(self, key: str, answer: _Answer) -> None:

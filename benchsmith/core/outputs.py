@@ -2,9 +2,13 @@
 
 A command replaces an output folder only when
 
-- benchsmith wrote it: it holds the marker file :data:`MARKER` (every output written through
-  :func:`benchsmith.core.atomic.atomic_directory` gets one), or the ``build_info.json`` /
-  ``plan_info.json`` / ``render_info.json`` of an output from before the marker, or it is empty;
+- benchsmith wrote it and nobody added to it since: its marker file :data:`MARKER` (every
+  output written through :func:`benchsmith.core.atomic.atomic_directory` gets one) lists every
+  file it wrote with its size, and every file the folder holds now is one of them, the same
+  size; or it is empty. A file merely *named* like benchsmith's (a ``build_info.json`` of
+  another tool, a copied marker) confers nothing: the marker must be benchsmith's format and
+  must account for the folder's files. A marker from before the listing
+  (``{"written_by": "benchsmith"}`` exactly) is still honoured;
 - it is not one of the command's inputs, nor a folder holding one (``render --out PLAN_DIR``
   or ``curate ... --out SOURCE_DATASET`` would otherwise delete what they read);
 - it is not read-only (a folder without any write permission bit is never replaced, even by
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import stat
@@ -28,20 +33,51 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 
 MARKER = ".benchsmith-output"
-MARKER_TEXT = '{"written_by": "benchsmith"}\n'
-LEGACY_MARKERS = ("build_info.json", "plan_info.json", "render_info.json")
+OLD_MARKER_TEXT = '{"written_by": "benchsmith"}\n'  # before the listing (2026-11-27)
+
+
+def _files_now(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` but the marker, by POSIX relative path, with its size (a
+    link counts as a file: what it points to is never followed)."""
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_symlink() or path.is_file():
+            relative = path.relative_to(folder).as_posix()
+            if relative != MARKER:
+                found[relative] = path.lstat().st_size
+    return found
+
+
+def foreign_files(folder: Path) -> list[str] | None:
+    """The files in ``folder`` benchsmith did not write there ([] when it wrote them all);
+    None when the folder has no benchsmith marker at all (or one that is not benchsmith's)."""
+    marker = folder / MARKER
+    if not marker.is_file() or marker.is_symlink():
+        return None
+    try:
+        text = marker.read_text(encoding="utf-8")
+        record = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if text == OLD_MARKER_TEXT:
+        return []
+    files = record.get("files") if isinstance(record, dict) else None
+    if record.get("written_by") != "benchsmith" or not isinstance(files, dict):
+        return None
+    return sorted(name for name, size in _files_now(folder).items() if files.get(name) != size)
 
 
 def written_by_benchsmith(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in (MARKER, *LEGACY_MARKERS))
+    return foreign_files(folder) == []
 
 
 def _inside(child: Path, parent: Path) -> bool:
     return child == parent or parent in child.parents
 
 
-def check_replaceable(path: Path, inputs: Iterable[str | Path] = ()) -> None:
-    """Refuse (with the folder and the fix) to replace ``path`` unless benchsmith may."""
+def refuse_inputs(path: Path, inputs: Iterable[str | Path]) -> None:
+    """An output that is an input, holds one, or lies inside an input folder is refused: the
+    first would delete what the command reads, the last would write into it."""
     target = path.resolve()
     for item in inputs:
         source = Path(item).resolve()
@@ -49,8 +85,19 @@ def check_replaceable(path: Path, inputs: Iterable[str | Path] = ()) -> None:
             raise BenchsmithError(
                 f"refusing to write {path}: it is (or holds) this command's input {item}",
                 path=path,
-                fix="choose another output folder (--out)",
+                fix="choose another output (--out)",
             )
+        if source.is_dir() and _inside(target, source):
+            raise BenchsmithError(
+                f"refusing to write {path}: it is inside this command's input {item}",
+                path=path,
+                fix="choose an output outside the input folder (--out)",
+            )
+
+
+def check_replaceable(path: Path, inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse (with the folder and the fix) to replace ``path`` unless benchsmith may."""
+    refuse_inputs(path, inputs)
     if not path.exists() and not path.is_symlink():
         return
     if path.is_symlink() or not path.is_dir():
@@ -65,12 +112,62 @@ def check_replaceable(path: Path, inputs: Iterable[str | Path] = ()) -> None:
             path=path,
             fix="make it writable (chmod u+w) or choose another output folder (--out)",
         )
-    if any(path.iterdir()) and not written_by_benchsmith(path):
+    if any(path.iterdir()):
+        foreign = foreign_files(path)
+        if foreign is None:
+            raise BenchsmithError(
+                f"refusing to replace {path}: it holds files benchsmith did not write (no "
+                f"benchsmith marker {MARKER} listing them)",
+                path=path,
+                fix="choose another output folder (--out), or move its files away yourself",
+            )
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+            raise BenchsmithError(
+                f"refusing to replace {path}: {len(foreign)} file(s) in it were added or "
+                f"changed since benchsmith wrote it ({shown})",
+                path=path,
+                fix="move those files out of the folder (they would be deleted with it), "
+                "then run again",
+            )
+
+
+def _file_record(path: Path) -> Path:
+    return path.parent / f".{path.name}{MARKER}"
+
+
+def check_file_replaceable(path: Path, inputs: Iterable[str | Path] = ()) -> None:
+    """A single-file output (``export vlmevalkit --out FILE``) replaces an existing file only
+    when benchsmith wrote it and it is unchanged since: its record next to it
+    (``.FILE.benchsmith-output``) holds the file's sha256."""
+    from benchsmith.core.hashing import sha256_file
+
+    refuse_inputs(path, inputs)
+    if not path.exists() and not path.is_symlink():
+        return
+    if path.is_symlink() or not path.is_file():
+        raise BenchsmithError(f"refusing to replace {path}: it is not a file benchsmith wrote",
+                              path=path, fix="choose another output file (--out)")  # fmt: skip
+    try:
+        record = json.loads(_file_record(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        record = None
+    if not (isinstance(record, dict) and record.get("written_by") == "benchsmith"
+            and record.get("sha256") == sha256_file(path)):  # fmt: skip
         raise BenchsmithError(
-            f"refusing to replace {path}: it holds files benchsmith did not write",
+            f"refusing to replace {path}: benchsmith did not write it, or it changed since",
             path=path,
-            fix="choose another output folder (--out), or move its files away yourself",
+            fix="choose another output file (--out), or move this one away yourself",
         )
+
+
+def mark_file(path: Path) -> None:
+    """Record that benchsmith wrote ``path`` as it is now (see :func:`check_file_replaceable`)."""
+    from benchsmith.core.atomic import atomic_write_text
+    from benchsmith.core.hashing import sha256_file
+
+    record = {"written_by": "benchsmith", "file": path.name, "sha256": sha256_file(path)}
+    atomic_write_text(_file_record(path), json.dumps(record) + "\n")
 
 
 def restore_moved_aside(path: Path) -> None:
@@ -126,7 +223,10 @@ def output_lock(path: Path) -> Iterator[None]:
 
 
 def mark(folder: Path) -> None:
-    (folder / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+    """Write the marker: benchsmith's, listing every file of the finished output and its size,
+    so a later run replaces the folder only while it holds nothing else."""
+    record = {"written_by": "benchsmith", "files": dict(sorted(_files_now(folder).items()))}
+    (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 def is_read_only(mode: int) -> bool:

@@ -112,6 +112,20 @@ def tagged_differences(api: Any, repo: str, tag: str, files: dict[str, Path]) ->
     return sorted(changed)
 
 
+def _causes(exc: BaseException) -> str:
+    """An exception and what caused it, one line each joined (huggingface_hub wraps an LFS
+    upload's HTTP error in a RuntimeError that names only the file): the reason is in the
+    cause; a JSON error names what was not JSON."""
+    parts, seen = [], exc
+    while seen is not None and len(parts) < 3:
+        first = (str(seen).strip().splitlines() or [type(seen).__name__])[0]
+        if isinstance(seen, ValueError) and type(seen).__name__ == "JSONDecodeError":
+            first = f"a reply that is not JSON ({first})"
+        parts.append(first)
+        seen = seen.__cause__
+    return "; ".join(parts)
+
+
 def push_folder(folder: Path, repo: str, tag: str | None = None, private: bool = False
                 ) -> PushResult:  # fmt: skip
     from huggingface_hub import HfApi
@@ -155,6 +169,12 @@ def push_folder(folder: Path, repo: str, tag: str | None = None, private: bool =
         raise BenchsmithError(f"the Hub at {api.endpoint} refused: {scrub(str(exc))}", path=folder,
                               fix="check the repo name, your HF_TOKEN's write access and "
                               "HF_ENDPOINT") from None  # fmt: skip
+    except (ValueError, RuntimeError, KeyError) as exc:  # JSONDecodeError is a ValueError
+        raise BenchsmithError(f"the Hub at {api.endpoint} gave an answer push cannot use: "
+                              f"{scrub(_causes(exc))}", path=folder,
+                              fix="check HF_ENDPOINT (a Hub, not a proxy or a web page) and the "
+                              "Hub's status, then push again (a version already tagged is not "
+                              "pushed twice)") from None  # fmt: skip
     except Exception as exc:
         if not isinstance(exc, OSError) and not type(exc).__module__.startswith("httpx"):
             raise  # the HTTP client's transport errors (httpx or httpx2) and OSError only

@@ -77,3 +77,25 @@ def test_every_family_exports_and_bad_input(sample_project, tmp_path, capsys):
                  "--out", str(tmp_path / "x.tsv")]) == 2  # fmt: skip
     assert "episodes" in capsys.readouterr().err
     assert not (tmp_path / "x.tsv").exists()
+
+
+def test_a_file_benchsmith_did_not_write_is_never_replaced(sample_project, tmp_path, capsys):
+    """``--out FILE``: a user's file, or one benchsmith wrote and someone changed since, is
+    refused and kept; benchsmith's own unchanged export is replaced; inside the input: refused."""
+    published = sample_project / "published" / "mmneedle"
+    config = ["--config", "m1_n2_k1"]
+    mine = tmp_path / "my.tsv"
+    mine.write_text("index\tquestion\n0\tmy own benchmark\n")
+    assert main(["export", "vlmevalkit", str(published), *config, "--out", str(mine)]) == 2
+    assert "did not write it" in capsys.readouterr().err
+    assert mine.read_text() == "index\tquestion\n0\tmy own benchmark\n"
+    ours = tmp_path / "ours.tsv"
+    for _ in range(2):  # its own output, unchanged: replaced
+        assert main(["export", "vlmevalkit", str(published), *config, "--out", str(ours)]) == 0
+    ours.write_text(ours.read_text() + "a line added by hand\n")
+    assert main(["export", "vlmevalkit", str(published), *config, "--out", str(ours)]) == 2
+    assert "changed since" in capsys.readouterr().err
+    assert ours.read_text().endswith("a line added by hand\n")
+    inside = published / "export.tsv"
+    assert main(["export", "vlmevalkit", str(published), *config, "--out", str(inside)]) == 2
+    assert "inside this command's input" in capsys.readouterr().err and not inside.exists()

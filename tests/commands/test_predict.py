@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -226,3 +228,39 @@ def test_other_model_or_broken_middle_line_is_refused(dataset, tmp_path):
         with pytest.raises(BenchsmithError, match="line 1"):
             run(dataset, server, out)
     assert server.requests == []
+
+
+def test_two_runs_into_one_file_never_both_append(dataset, tmp_path):
+    """A second predict into the file a first one is writing refuses at once (a lock next to
+    the file); the first finishes with every sample exactly once."""
+    out = tmp_path / "preds.jsonl"
+    slow = lambda body: Reply(f"answer {sample_of(body)}", delay_s=0.3)  # noqa: E731
+    with ChatServer(reply=slow) as server:
+        first = threading.Thread(target=run, args=(dataset, server, out))
+        first.start()
+        while not (tmp_path / ".preds.jsonl.lock").exists():
+            time.sleep(0.01)
+        with pytest.raises(BenchsmithError, match="another benchsmith run is writing"):
+            run(dataset, server, out)
+        first.join()
+    rows = read_rows(out)
+    assert Counter(r["sample_id"] for r in rows) == Counter(list(QUESTIONS))
+
+
+def test_a_file_predict_did_not_write_is_never_cut_and_out_inside_the_input_is_refused(
+    dataset, tmp_path
+):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("first line\nmy last line, no newline")  # not a row cut mid-write
+    with ChatServer(reply=answer) as server:
+        with pytest.raises(BenchsmithError, match="line 1 is not valid JSON"):
+            run(dataset, server, notes)
+        assert notes.read_text() == "first line\nmy last line, no newline"
+        single = tmp_path / "single.txt"
+        single.write_text("just words")
+        with pytest.raises(BenchsmithError, match="line 1 is not valid JSON"):
+            run(dataset, server, single)
+        assert single.read_text() == "just words"
+        with pytest.raises(BenchsmithError, match="inside this command's input"):
+            run(dataset, server, dataset / "preds.jsonl")
+    assert server.requests == [] and not (dataset / "preds.jsonl").exists()

@@ -15,7 +15,7 @@ from benchsmith.core.atomic import (
     atomic_write_text,
 )
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.outputs import MARKER
+from benchsmith.core.outputs import MARKER, OLD_MARKER_TEXT, mark
 
 
 class Boom(Exception):
@@ -29,10 +29,16 @@ def names(folder: Path) -> list[str]:
     )
 
 
-def ours(folder: Path) -> Path:
-    """A folder as an earlier benchsmith run leaves it (with the marker)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text("{}")
+def ours(folder: Path, files: dict[str, str]) -> Path:
+    """A folder as an earlier benchsmith run leaves it: ``files`` written, and its marker."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f"{folder.name}.making"
+    for name, text in files.items():
+        (staging / name).parent.mkdir(parents=True, exist_ok=True)
+        (staging / name).write_text(text)
+    staging.mkdir(exist_ok=True)
+    mark(staging)
+    staging.rename(folder)
     return folder
 
 
@@ -113,11 +119,8 @@ def test_atomic_directory_creates_new_folder(tmp_path: Path) -> None:
 
 
 def test_atomic_directory_replaces_existing_folder_whole(tmp_path: Path) -> None:
-    target = ours(tmp_path / "plan")
-    (target / "sub").mkdir(parents=True)
-    (target / "old.txt").write_text("old")
-    (target / "sub" / "old2.txt").write_text("old")
-    (target / "keep_name.txt").write_text("old version")
+    target = ours(tmp_path / "plan", {"old.txt": "old", "sub/old2.txt": "old",
+                                      "keep_name.txt": "old version"})  # fmt: skip
     with atomic_directory(target) as staging:
         (staging / "keep_name.txt").write_text("new version")
         (staging / "new.txt").write_text("new")
@@ -131,8 +134,7 @@ def test_atomic_directory_replaces_existing_folder_whole(tmp_path: Path) -> None
 def test_atomic_directory_error_keeps_previous_folder_and_removes_staging(
     tmp_path: Path, error: type[BaseException]
 ) -> None:
-    target = ours(tmp_path / "plan")
-    (target / "old.txt").write_text("old")
+    target = ours(tmp_path / "plan", {"old.txt": "old"})
     with pytest.raises(error), atomic_directory(target) as staging:
         (staging / "partial.txt").write_text("partial")
         raise error()
@@ -149,8 +151,7 @@ def test_atomic_directory_error_without_previous_folder_leaves_nothing(tmp_path:
 
 
 def test_atomic_directory_removes_stale_staging_from_earlier_crash(tmp_path: Path) -> None:
-    target = ours(tmp_path / "plan")
-    (target / "old.txt").write_text("old")
+    target = ours(tmp_path / "plan", {"old.txt": "old"})
     stale = tmp_path / ".plan.tmp-abc123"
     (stale / "deep").mkdir(parents=True)
     (stale / "deep" / "junk.bin").write_bytes(b"junk")
@@ -191,9 +192,56 @@ def test_a_folder_benchsmith_did_not_write_is_never_replaced(tmp_path: Path) -> 
     assert names(empty) == ["new.txt"]
 
 
+def test_a_name_alone_is_no_ownership_and_added_files_are_never_deleted(tmp_path: Path) -> None:
+    """A folder is benchsmith's only while its marker accounts for every file in it: a file
+    named like ours (another tool's build_info.json), a marker that is not benchsmith's, or
+    a user's file added to (or changed in) an output benchsmith wrote: all refused, nothing
+    deleted. An empty folder and an untouched output are replaced."""
+    lookalike = tmp_path / "u"
+    lookalike.mkdir()
+    for name in ("build_info.json", "plan_info.json", "render_info.json"):
+        (lookalike / name).write_text("{}")
+    (lookalike / "results.csv").write_text("a,b\n1,2\n")
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / MARKER).write_text('{"written_by": "someone else", "files": {}}')
+    (fake / "notes.txt").write_text("mine")
+    for victim in (lookalike, fake):
+        with (pytest.raises(BenchsmithError, match="did not write") as info,
+              atomic_directory(victim) as staging):  # fmt: skip
+            (staging / "x").write_text("x")
+        assert MARKER in str(info.value) and "--out" in str(info.value)
+    assert (lookalike / "results.csv").read_text() == "a,b\n1,2\n"
+    assert (fake / "notes.txt").read_text() == "mine"
+
+    out = ours(tmp_path / "out", {"data/a.parquet": "rows", "README.md": "card"})
+    (out / "data" / "results.csv").write_text("my analysis")
+    (out / "README.md").write_text("card, edited by hand")
+    with (pytest.raises(BenchsmithError, match="2 file\\(s\\) in it were added or changed") as info,
+          atomic_directory(out) as staging):  # fmt: skip
+        (staging / "x").write_text("x")
+    assert "README.md, data/results.csv" in str(info.value) and "move those" in str(info.value)
+    assert (out / "data" / "results.csv").read_text() == "my analysis"
+    (out / "data" / "results.csv").unlink()
+    (out / "README.md").write_text("card")  # as written: the output is benchsmith's again
+    with atomic_directory(out) as staging:
+        (staging / "new.txt").write_text("new")
+    assert names(out) == ["new.txt"]
+    assert json.loads((out / MARKER).read_text())["files"] == {"new.txt": 3}
+
+
+def test_a_marker_from_before_the_listing_is_still_honoured(tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    (old / "data").mkdir(parents=True)
+    (old / "data" / "rows.parquet").write_text("rows")
+    (old / MARKER).write_text(OLD_MARKER_TEXT)
+    with atomic_directory(old) as staging:
+        (staging / "new.txt").write_text("new")
+    assert names(old) == ["new.txt"]
+
+
 def test_an_output_that_is_or_holds_an_input_is_refused(tmp_path: Path) -> None:
-    plan = ours(tmp_path / "plan")
-    (plan / "plan_info.json").write_text("{}")
+    plan = ours(tmp_path / "plan", {"plan_info.json": "{}"})
     for inputs in ([plan], [plan / "plan_info.json"]):
         with (
             pytest.raises(BenchsmithError, match="input") as info,
@@ -207,8 +255,7 @@ def test_an_output_that_is_or_holds_an_input_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_read_only_output_is_not_replaced(tmp_path: Path) -> None:
-    target = ours(tmp_path / "plan")
-    (target / "old.txt").write_text("old")
+    target = ours(tmp_path / "plan", {"old.txt": "old"})
     target.chmod(0o555)
     try:
         with pytest.raises(BenchsmithError, match="read-only"), atomic_directory(target):
@@ -230,8 +277,7 @@ def test_a_second_run_on_the_same_output_refuses_while_the_first_writes(tmp_path
 
 def test_an_output_moved_aside_by_an_interrupted_swap_is_restored(tmp_path: Path) -> None:
     """A crash between the two renames leaves only the moved-aside output: never lost."""
-    moved = ours(tmp_path / ".plan.tmp-old-4242")
-    (moved / "built.txt").write_text("the only copy")
+    ours(tmp_path / ".plan.tmp-old-4242", {"built.txt": "the only copy"})
     target = tmp_path / "plan"
     with pytest.raises(Boom), atomic_directory(target):
         raise Boom()

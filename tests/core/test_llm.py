@@ -233,6 +233,21 @@ def test_a_key_echoed_in_a_successful_reply_is_never_written(server, tmp_path, m
     assert cache_files and not any(secret.encode() in p.read_bytes() for p in cache_files)
 
 
+def test_a_short_key_never_rewrites_what_the_model_answered(server, tmp_path, monkeypatch):
+    """With OPENAI_API_KEY=B, a model answering "B" is an answer, not a leak: the reply, its
+    cache entry and a cached rerun keep it; an error message is still redacted."""
+    monkeypatch.setenv("OPENAI_API_KEY", "B")
+    server.script(Reply("B"), Status(401, body=json.dumps({"error": {"message": "key B"}})))
+    client = make_client(server, tmp_path, max_retries=0)
+    answered, failed = client.complete(ask("which?")), client.complete(ask("other"))
+    assert answered.text == "B"
+    again = make_client(server, tmp_path).complete(ask("which?"))
+    assert again.cached and again.text == "B"
+    cached = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert [c["text"] for c in cached] == ["B"]
+    assert failed.error and "key ***" in failed.error
+
+
 def test_missing_key_uses_placeholder(server, tmp_path):
     server.script(Reply("ok"))
     assert make_client(server, tmp_path).complete(ask("q")).ok

@@ -144,3 +144,20 @@ def test_card_checks_and_bad_input(published, hub, tmp_path):
         capture_output=True, text=True, timeout=120)  # fmt: skip
     assert hub_down.returncode == 2 and "cannot reach the Hub" in hub_down.stderr
     assert TOKEN not in hub_down.stderr
+
+
+@pytest.mark.parametrize("fault", ["lfs storage full", "html instead of json"])
+def test_a_hub_that_fails_mid_push_is_one_clear_line(published, hub, tmp_path, fault):
+    """An LFS upload the storage refuses, or an HTML page where the API answers JSON: one
+    error line naming the Hub and the fix, exit 2, no traceback, no token; nothing tagged."""
+    if fault == "lfs storage full":
+        hub.lfs_storage_full = True
+    else:
+        hub.html_for.add("/api/repos/create")
+    done = push(published, hub, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and TOKEN not in done.stderr
+    first = done.stderr.strip().splitlines()[0]
+    assert hub.endpoint in first, done.stderr
+    assert "fix:" in done.stderr and "push again" in done.stderr
+    assert not any(r.path.endswith("/tag/main") for r in hub.requests)

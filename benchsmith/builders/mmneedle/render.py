@@ -46,6 +46,7 @@ from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import params_hash, sha256_file
+from benchsmith.core.outputs import output_lock
 from benchsmith.core.progress import log, progress_bar
 
 SPILL_BATCH = 8  # images per worker task; divides ROW_GROUP
@@ -234,77 +235,84 @@ def render_mmneedle(
     }
     fingerprint = plan_fingerprint(plan_dir)
     key = params_hash({"plan": fingerprint, "render": cfg.identity()})[:16]
-    partial = out_dir.parent / f"{out_dir.name}.partial" / key
-    partial.mkdir(parents=True, exist_ok=True)
+    partial_root = out_dir.parent / f"{out_dir.name}.partial"
+    partial_root.parent.mkdir(parents=True, exist_ok=True)
+    # the finished grids a second run would also write: one render at a time per output
+    with output_lock(partial_root):
+        partial = partial_root / key
+        partial.mkdir(parents=True, exist_ok=True)
 
-    pending = [g for g in sorted(pools) if not (partial / f"n{g}.parquet").is_file()]
-    sorted_ids = np.unique(
-        np.concatenate([np.empty(0, np.int64), *(i.ravel() for i in cell_ids.values())])
-    )
-    pool_ids: list[int] = sorted_ids.tolist()
-    if pending:
-        log(
-            f"mmneedle render: {len(pool_ids)} source images -> "
-            f"{sum(len(pools[g]) for g in pending)} stitched images, {cfg.workers} workers"
-            + (" on Ray" if cfg.executor == "ray" else "")
+        pending = [g for g in sorted(pools) if not (partial / f"n{g}.parquet").is_file()]
+        sorted_ids = np.unique(
+            np.concatenate([np.empty(0, np.int64), *(i.ravel() for i in cell_ids.values())])
         )
-        spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
-        sources = [images_dir / file_of[i] for i in pool_ids]
-        # each cell's slot in the cell cache: its id's position among the sorted unique ids
-        layouts = {
-            g: list(map(tuple, np.searchsorted(sorted_ids, cell_ids[g]).tolist())) for g in pending
-        }
-        if cfg.executor == "ray":
-            from benchsmith.builders.mmneedle.render_ray import render_on_ray
-
-            engines, pool_hashes = render_on_ray(
-                ExecutorConfig("ray", cfg.workers),
-                sources,
-                spec,
-                cfg.jpeg_quality,
-                {g: (pools[g]["stitched_id"].to_list(), layouts[g]) for g in pending},
-                lambda g: partial / f"n{g}.parquet",
+        pool_ids: list[int] = sorted_ids.tolist()
+        if pending:
+            log(
+                f"mmneedle render: {len(pool_ids)} source images -> "
+                f"{sum(len(pools[g]) for g in pending)} stitched images, {cfg.workers} workers"
+                + (" on Ray" if cfg.executor == "ray" else "")
             )
-        else:
-            engines, pool_hashes = _render_locally(cfg, sources, spec, layouts, pools, partial)
-        pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
-    else:
-        log("mmneedle render: every grid already rendered for this plan and settings; reusing them")
-        pool_hash = {}
-        engines = render_engines(_engine_setting(cfg))
-    all_ids = images["coco_image_id"].to_list()
-    missing = [i for i in all_ids if i not in pool_hash]
-    pool_hash.update(
-        zip(missing, _hash_files([images_dir / file_of[i] for i in missing]), strict=True)
-    )
+            spec = CellSpec(cfg.cell_size, cfg.resample, cfg.reducing_gap)
+            sources = [images_dir / file_of[i] for i in pool_ids]
+            # each cell's slot in the cell cache: its id's position among the sorted unique ids
+            layouts = {
+                g: list(map(tuple, np.searchsorted(sorted_ids, cell_ids[g]).tolist()))
+                for g in pending
+            }
+            if cfg.executor == "ray":
+                from benchsmith.builders.mmneedle.render_ray import render_on_ray
 
-    render_info = {
-        "family": "mmneedle",
-        "render": cfg.identity(),
-        "libraries": image_library_versions(),
-        # each pair gives Pillow's bytes; recorded for the card
-        "resize_engine": engines["resize"],
-        "jpeg_engine": engines["jpeg"],
-        "plan_fingerprint": fingerprint,
-        "images_dir": str(images_dir),
-        "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},
-        "source_images": len(all_ids),
-    }
-    with atomic_directory(out_dir, inputs=[plan_dir, images_dir]) as staging:
-        (staging / "stitched").mkdir()
-        for grid in sorted(pools):
-            os.replace(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
-        pl.DataFrame(
-            {
-                "coco_image_id": all_ids,
-                "file_name": [file_of[i] for i in all_ids],
-                "sha256": [pool_hash[i] for i in all_ids],
-            },
-            schema={"coco_image_id": pl.Int64, "file_name": pl.String, "sha256": pl.String},
-        ).write_parquet(staging / "source_files.parquet")
-        atomic_write_json(staging / "render_info.json", render_info)
-    shutil.rmtree(partial.parent, ignore_errors=True)
-    return render_info
+                engines, pool_hashes = render_on_ray(
+                    ExecutorConfig("ray", cfg.workers),
+                    sources,
+                    spec,
+                    cfg.jpeg_quality,
+                    {g: (pools[g]["stitched_id"].to_list(), layouts[g]) for g in pending},
+                    lambda g: partial / f"n{g}.parquet",
+                )
+            else:
+                engines, pool_hashes = _render_locally(cfg, sources, spec, layouts, pools, partial)
+            pool_hash = dict(zip(pool_ids, pool_hashes, strict=True))
+        else:
+            log(
+                "mmneedle render: every grid already rendered for this plan and settings; reusing them"
+            )
+            pool_hash = {}
+            engines = render_engines(_engine_setting(cfg))
+        all_ids = images["coco_image_id"].to_list()
+        missing = [i for i in all_ids if i not in pool_hash]
+        pool_hash.update(
+            zip(missing, _hash_files([images_dir / file_of[i] for i in missing]), strict=True)
+        )
+
+        render_info = {
+            "family": "mmneedle",
+            "render": cfg.identity(),
+            "libraries": image_library_versions(),
+            # each pair gives Pillow's bytes; recorded for the card
+            "resize_engine": engines["resize"],
+            "jpeg_engine": engines["jpeg"],
+            "plan_fingerprint": fingerprint,
+            "images_dir": str(images_dir),
+            "stitched_images": {f"n{g}": len(pools[g]) for g in sorted(pools)},
+            "source_images": len(all_ids),
+        }
+        with atomic_directory(out_dir, inputs=[plan_dir, images_dir]) as staging:
+            (staging / "stitched").mkdir()
+            for grid in sorted(pools):
+                os.replace(partial / f"n{grid}.parquet", staging / "stitched" / f"n{grid}.parquet")
+            pl.DataFrame(
+                {
+                    "coco_image_id": all_ids,
+                    "file_name": [file_of[i] for i in all_ids],
+                    "sha256": [pool_hash[i] for i in all_ids],
+                },
+                schema={"coco_image_id": pl.Int64, "file_name": pl.String, "sha256": pl.String},
+            ).write_parquet(staging / "source_files.parquet")
+            atomic_write_json(staging / "render_info.json", render_info)
+        shutil.rmtree(partial.parent, ignore_errors=True)
+        return render_info
 
 
 def stitched_digests(

@@ -6,7 +6,10 @@ partial file left by a killed run is continued by the next), from ``$HF_ENDPOINT
 ``$HF_TOKEN`` when set (never written anywhere by benchsmith), at a pinned revision when given.
 The first download records the zip's size, sha256 and the repository commit in a lock file
 (``multi.lock.json``; commit it); a later download must match it or is refused, naming the
-file. The zip is then extracted with path checks into ``OUT/release``.
+file. A first download is pinned only once it reads as a release: a zip that opens, within the
+``archives:`` bounds, holding a ``problem_v*.json``; one that does not is moved aside to
+``NAME.refused`` and never pinned, so the next fetch downloads afresh. The zip is then
+extracted with path checks into ``OUT/release``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,32 @@ def download_release(
     return Path(path), commit
 
 
+def check_release_zip(zip_path: Path) -> None:
+    """The download reads as a MULTI release (a sound zip within the archive bounds, with a
+    ``problem_v*.json`` member), or is moved aside to ``NAME.refused`` with an error."""
+    import zipfile
+    from pathlib import PurePosixPath
+
+    from benchsmith.sources.fetching.archive import check_zip
+
+    refused = zip_path.with_name(zip_path.name + ".refused")
+    try:
+        check_zip(zip_path, corrupt_fix="fetch it again")
+        with zipfile.ZipFile(zip_path) as archive:
+            names = [PurePosixPath(i.filename).name for i in archive.infolist()]
+        if not any(n.startswith("problem_v") and n.endswith(".json") for n in names):
+            raise SourceError("the zip holds no problem_v*.json", path=zip_path)
+    except SourceError as exc:
+        zip_path.replace(refused)
+        raise SourceError(
+            f"{zip_path.name} was refused and not recorded in the lock: {str(exc).splitlines()[0]}",
+            path=refused,
+            fix="check the repository and file name (it must be the MULTI release zip) and "
+            f"fetch again; the refused file was kept as {refused.name} for inspection"
+            + (f" ({exc.fix})" if exc.fix and "archives." in exc.fix else ""),
+        ) from exc
+
+
 def check_lock(zip_path: Path, commit: str, lock_path: Path) -> dict[str, str]:
     """Pin the zip on first download; refuse one that differs from the pin afterwards."""
     entry = {"size": str(zip_path.stat().st_size), "sha256": sha256_file(zip_path),
@@ -88,6 +117,9 @@ def fetch_multi_release(
     out = Path(out)
     downloads = Path(download_dir) if download_dir else out / "downloads"
     zip_path, commit = download_release(downloads, repo, filename, revision)
+    pinned = Path(lock).is_file() and zip_path.name in json.loads(Path(lock).read_text("utf-8"))
+    if not pinned:  # a pinned one is held to its checksum instead
+        check_release_zip(zip_path)
     check_lock(zip_path, commit, Path(lock))
     link_local_release(zip_path, out)
     return out  # the exams folder; the release is in OUT/release

@@ -4,6 +4,12 @@ A zip can name members ``../x``, ``/etc/x`` or ``C:\\x``, or carry symlinks that
 writes; ``zipfile.extractall`` only half-defends against this. Every member is checked before
 anything is written, selected members are written to a staging folder inside ``dest`` and
 each file is then moved into place with ``os.replace``, so ``dest`` never holds half a file.
+
+A zip can also be a bomb: a megabyte that inflates to gigabytes, or a million empty members.
+Before anything is pinned or written, its central directory is held to ``archives:`` in
+params.yaml (:class:`benchsmith.core.limits.ArchiveLimits`): member count, total uncompressed
+size, and inflation ratio. The directory's sizes are what extraction may write: ``zipfile``
+stops a member at its declared size and fails its CRC check if the data says otherwise.
 """
 
 from __future__ import annotations
@@ -20,12 +26,14 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.limits import ArchiveLimits, archive_limits
 from benchsmith.core.progress import progress
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _JUNK_PREFIX = "__MACOSX/"
 _CORRUPT = (zipfile.BadZipFile, zlib.error, EOFError)
 _FIX_CORRUPT = "delete it and download it again"
+RATIO_FLOOR = 1 << 20  # members smaller than this may inflate as they like (tiny text files)
 
 
 def safe_extract_zip(
@@ -46,6 +54,8 @@ def safe_extract_zip(
     try:
         with zipfile.ZipFile(zip_path) as archive:
             selected = _select(archive, zip_path, members)
+            _refuse_a_bomb(zip_path, [info for info, _ in selected], archive_limits(),
+                           "refusing to extract")  # fmt: skip
             dest.mkdir(parents=True, exist_ok=True)
             return _extract(archive, selected, dest, zip_path)
     except _CORRUPT as exc:
@@ -72,6 +82,7 @@ def check_zip(zip_path: Path, *, corrupt_fix: str = _FIX_CORRUPT) -> int:
     try:
         with zipfile.ZipFile(zip_path) as archive, open(zip_path, "rb") as raw:
             infos = archive.infolist()
+            _refuse_a_bomb(zip_path, infos, archive_limits(), "refusing")
             for info in infos:
                 problem = member_problem(info)
                 if problem:
@@ -97,6 +108,44 @@ def check_zip(zip_path: Path, *, corrupt_fix: str = _FIX_CORRUPT) -> int:
             path=zip_path,
             fix=corrupt_fix,
         ) from exc
+
+
+def bomb_problem(infos: list[zipfile.ZipInfo], archive_bytes: int,
+                 limits: ArchiveLimits) -> tuple[str, str] | None:  # fmt: skip
+    """Why these members may not be expanded, and the ``archives.`` key that bounds it; None
+    when they are within ``limits``."""
+    if len(infos) > limits.max_members:
+        return f"has {len(infos):,} members (at most {limits.max_members:,})", "max_members"
+    total = sum(info.file_size for info in infos)
+    if total > limits.max_total_bytes:
+        return (f"would expand to {total / 1024**3:,.1f} GiB "
+                f"(at most {limits.max_total_gib:g} GiB)", "max_total_gib")  # fmt: skip
+    for info in infos:
+        if info.file_size > RATIO_FLOOR and info.file_size > limits.max_ratio * max(
+            info.compress_size, 1
+        ):
+            ratio = info.file_size / max(info.compress_size, 1)
+            return (f"member {info.filename!r} would inflate {ratio:,.0f}x to "
+                    f"{info.file_size / 1024**2:,.0f} MiB (at most {limits.max_ratio:g}x)",
+                    "max_ratio")  # fmt: skip
+    if total > RATIO_FLOOR and total > limits.max_ratio * max(archive_bytes, 1):
+        return (f"would inflate {total / max(archive_bytes, 1):,.0f}x, from "
+                f"{archive_bytes:,} bytes to {total:,} (at most {limits.max_ratio:g}x)",
+                "max_ratio")  # fmt: skip
+    return None
+
+
+def _refuse_a_bomb(zip_path: Path, infos: list[zipfile.ZipInfo], limits: ArchiveLimits,
+                   verb: str) -> None:  # fmt: skip
+    found = bomb_problem(infos, zip_path.stat().st_size, limits)
+    if found:
+        problem, key = found
+        raise SourceError(
+            f"{verb} {zip_path.name}: it {problem}",
+            path=zip_path,
+            fix=f"this is not the archive the source serves (a zip bomb?); if it is genuine, "
+            f"raise archives.{key} in params.yaml",
+        )
 
 
 def _encoded_name(info: zipfile.ZipInfo) -> bytes:

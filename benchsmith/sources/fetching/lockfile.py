@@ -128,7 +128,8 @@ def _check_before_pinning(path: Path, url: str, rerun: str) -> None:
             f"{str(exc).splitlines()[0]}",
             path=refused,
             fix=f"check the URL (it must serve the zip archive) and rerun {rerun}; the refused "
-            f"file was kept as {refused.name} for inspection",
+            f"file was kept as {refused.name} for inspection"
+            + (f" ({exc.fix})" if exc.fix and "archives." in exc.fix else ""),
         ) from exc
 
 

@@ -242,3 +242,21 @@ def test_a_render_process_never_imports_pandas(small_plan, tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "out" / "stitched" / "n2.parquet").is_file()
+
+
+def test_a_second_render_of_the_same_output_refuses_while_the_first_renders(small_plan, tmp_path):
+    """The finished grids of a render (``OUT.partial``) are its own while it runs: a second
+    render of the same output refuses at once, touching neither them nor the output; a real
+    concurrent run is a second holder of the same lock."""
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.outputs import output_lock
+
+    config = RenderConfig(cell_size=32, workers=1)
+    out = tmp_path / "render"
+    with output_lock(tmp_path / "render.partial"):  # the first render, mid-way
+        with pytest.raises(BenchsmithError, match="another benchsmith run is writing") as err:
+            render_mmneedle(small_plan, out, config)
+        assert "render.partial" in str(err.value)
+    assert not out.exists()
+    render_mmneedle(small_plan, out, config)  # once it is done, the next render runs
+    assert (out / "render_info.json").is_file() and not (tmp_path / "render.partial").exists()

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from archive_bombs import write_zip_bomb
 from PIL import Image
 
 from benchsmith.builders.vlicl import ImageHashes
@@ -313,6 +314,11 @@ def test_missing_images_and_hostile_zips_are_clear_errors(tmp_path):
     with pytest.raises(SourceError, match="query.zip is corrupt or truncated") as info:
         ingest_task(root, "clevr", ImageHashes())
     assert "clevr/query.zip of the VL-ICL release" in str(info.value)
+    # a zip bomb under an image name the query needs: refused before a byte is written
+    write_zip_bomb(root / "clevr" / "query.zip", "query/CLEVR_val_000000.png")
+    with pytest.raises(SourceError, match="(?s)would inflate.*archives.max_ratio"):
+        ingest_task(root, "clevr", ImageHashes())
+    assert not any((root / "clevr").rglob("CLEVR_val_000000.png"))
 
 
 def _config(shots_for_operators: list[int], samplers: list[str]) -> VliclConfig:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from archive_bombs import write_zip_bomb
 from http_server import FileServer
 
 from benchsmith.core.errors import SourceError
@@ -152,6 +153,16 @@ def test_truncated_zip_names_the_clevr_fetch(server: FileServer, tmp_path: Path)
     assert read_lock(tmp_path / "sources.lock.json")[server.url(f"cut/{ZIP_NAME}")]["size"] == len(
         whole
     )
+
+
+def test_a_zip_bomb_is_refused_and_never_pinned(server: FileServer, tmp_path: Path) -> None:
+    write_zip_bomb(server.root / "bomb" / ZIP_NAME, "CLEVR_v1.0/scenes/CLEVR_val_scenes.json")
+    with pytest.raises(SourceError, match="not recorded in the lock") as info:
+        fetch(server, tmp_path, name=f"bomb/{ZIP_NAME}")
+    assert "would inflate" in str(info.value) and "archives.max_ratio" in str(info.value)
+    assert read_lock(tmp_path / "sources.lock.json") == {}
+    assert (tmp_path / "dl" / f"{ZIP_NAME}.refused").exists()
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").rglob("*.json"))
 
 
 def test_traversal_entry_is_rejected(server: FileServer, tmp_path: Path, sample: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from archive_bombs import write_zip_bomb
 from http_server import FileServer
 
 from benchsmith.core.errors import SourceError
@@ -117,6 +118,23 @@ def test_changed_server_file_fails_the_lock_checksum(
         info.value
     )
     assert not (tmp_path / "fresh-downloads" / IMAGES_ZIP).exists()
+
+
+def test_a_zip_bomb_is_refused_not_pinned_and_the_real_archive_then_fetches(
+    server: FileServer, tmp_path: Path, sample: Path
+) -> None:
+    real = (server.root / ANNOTATIONS_ZIP).read_bytes()
+    write_zip_bomb(server.root / ANNOTATIONS_ZIP, CAPTIONS_RELPATH.as_posix())
+    with pytest.raises(SourceError, match="refused and not recorded") as info:
+        fetch(server, tmp_path)
+    assert "archives.max_ratio" in str(info.value) and ANNOTATIONS_ZIP in str(info.value)
+    lock = tmp_path / "coco.lock.json"
+    assert not lock.exists() or server.url(ANNOTATIONS_ZIP) not in read_lock(lock)
+    assert (tmp_path / "downloads" / f"{ANNOTATIONS_ZIP}.refused").is_file()  # for inspection
+    assert not (tmp_path / "coco" / CAPTIONS_RELPATH).exists()
+    (server.root / ANNOTATIONS_ZIP).write_bytes(real)  # the server serves the real archive
+    out = fetch(server, tmp_path)
+    assert len(read_captions(out / CAPTIONS_RELPATH).images) == N_IMAGES
 
 
 def test_404_names_the_url(server: FileServer, tmp_path: Path) -> None:

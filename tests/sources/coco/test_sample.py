@@ -269,10 +269,12 @@ def test_largest_allowed_sample(tmp_path: Path) -> None:
 def test_existing_folder_replaced_whole(tmp_path: Path) -> None:
     out = tmp_path / "coco"
     write_sample_coco(out, n_images=40, seed=3)
-    (out / "notes.txt").write_text("stale")
-    (out / IMAGES_DIRNAME / "COCO_val2014_000000999999.jpg").write_bytes(b"stale")
-    write_sample_coco(out, n_images=20, seed=4)
-    assert not (out / "notes.txt").exists()
+    (out / "notes.txt").write_text("mine")  # a user's file in the output: never deleted
+    with pytest.raises(BenchsmithError, match="added or changed") as refused:
+        write_sample_coco(out, n_images=20, seed=4)
+    assert "notes.txt" in str(refused.value) and (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    write_sample_coco(out, n_images=20, seed=4)  # the 40-image output, replaced whole
     jpgs = sorted(p.name for p in (out / IMAGES_DIRNAME).glob("*.jpg"))
     source = read_captions(out / CAPTIONS_RELPATH)
     assert jpgs == sorted(image.file_name for image in source.images)

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from archive_bombs import write_zip_bomb
 from hub_server import HubServer
 
 from benchsmith.cli import main
@@ -48,7 +49,10 @@ def test_fetch_pins_and_extracts_the_release(hub, tmp_path):
     assert pinned["commit"] == hub.commit(REPO) and len(pinned["sha256"]) == 64
     assert any(r.authorization == "Bearer hf_secret_token_value" for r in hub.requests)
     assert "hf_secret" not in lock.read_text()
-    assert all(r.path.startswith(f"/datasets/{REPO}/resolve/") for r in hub.requests)
+    # every file request is the release's (huggingface_hub may also ask the endpoint's /api/
+    # once per process, e.g. /api/agent-harnesses, whichever test comes first)
+    files = [r for r in hub.requests if not r.path.startswith("/api/")]
+    assert files and all(r.path.startswith(f"/datasets/{REPO}/resolve/") for r in files)
 
 
 def test_an_interrupted_download_is_taken_up_again(hub, tmp_path):
@@ -67,6 +71,43 @@ def test_a_release_that_changed_is_refused(hub, tmp_path):
         fetch_multi_release(tmp_path / "b", lock=lock)
     assert str(error.value).count(".refused") >= 1
     assert not (tmp_path / "b" / "release").exists()
+
+
+@pytest.mark.parametrize("served", ["bomb", "not a release", "not a zip"])
+def test_a_download_that_is_not_a_release_is_refused_never_pinned_then_fetched(
+    hub, tmp_path, served
+):
+    bad = tmp_path / "bad.zip"
+    if served == "bomb":
+        write_zip_bomb(bad, "data/problem_v1.3.1_20251016.json")
+    elif served == "not a release":
+        with zipfile.ZipFile(bad, "w") as archive:
+            archive.writestr("data/readme.txt", "hello")
+    else:
+        bad.write_text('{"error": "login required"}')
+    hub.add(REPO, RELEASE_ZIP, bad.read_bytes())
+    lock = tmp_path / "multi.lock.json"
+    with pytest.raises(SourceError, match="refused and not recorded in the lock") as error:
+        fetch_multi_release(tmp_path / "exams", lock=lock)
+    if served == "bomb":
+        assert "archives.max_ratio" in str(error.value)
+    assert not lock.exists()
+    assert (tmp_path / "exams" / "downloads" / f"{RELEASE_ZIP}.refused").is_file()
+    assert not (tmp_path / "exams" / "release").exists()
+    hub.add(REPO, RELEASE_ZIP, release_zip(tmp_path / "good"))  # the real release is served
+    out = fetch_multi_release(tmp_path / "exams", lock=lock)
+    assert len(read_release(out / "release").problems) == 8
+    assert RELEASE_ZIP in json.loads(lock.read_text())
+
+
+def test_linking_a_zip_bomb_is_refused_and_writes_nothing(tmp_path):
+    from benchsmith.sources.exams.source import link_local_release
+
+    bomb = write_zip_bomb(tmp_path / "MULTI_release.zip", "data/problem_v1.3.1_20251016.json")
+    with pytest.raises(SourceError, match="(?s)would inflate.*archives.max_ratio") as error:
+        link_local_release(bomb, tmp_path / "exams")
+    assert str(bomb) in str(error.value)
+    assert not (tmp_path / "exams" / "release").exists()
 
 
 def test_fetch_from_the_cli_and_a_missing_repository(hub, tmp_path, capsys):

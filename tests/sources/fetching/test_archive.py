@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import stat
+import struct
 import zipfile
 from pathlib import Path
 
 import pytest
+from archive_bombs import write_zip_bomb
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.limits import ArchiveLimits, archive_limits, set_archive_limits
 from benchsmith.sources.fetching.archive import check_zip, safe_extract_zip
 
 
@@ -127,3 +131,73 @@ def test_check_zip_accepts_a_sound_archive_and_refuses_a_spliced_one(tmp_path: P
     truncated.write_bytes(new.read_bytes()[:-40])
     with pytest.raises(SourceError, match="spliced"):
         check_zip(truncated)
+
+
+@pytest.fixture
+def limits():
+    """Restore the process-wide archive limits a test changes."""
+    before = archive_limits()
+    yield set_archive_limits
+    set_archive_limits(before)
+
+
+def test_a_zip_bomb_is_refused_before_anything_is_written_or_trusted(tmp_path: Path) -> None:
+    bomb = write_zip_bomb(tmp_path / "bomb.zip", "data/zeros.bin")
+    assert bomb.stat().st_size < 1 << 20
+    dest = tmp_path / "out"
+    with pytest.raises(SourceError) as info:
+        safe_extract_zip(bomb, dest)
+    message = str(info.value)
+    assert "bomb.zip" in message and "would inflate" in message and "archives.max_ratio" in message
+    assert not dest.exists() or files_under(dest) == []
+    with pytest.raises(SourceError, match="archives.max_ratio"):
+        check_zip(bomb)  # what a first download must pass before it is pinned
+
+
+def test_member_count_and_total_size_are_bounded(tmp_path: Path, limits) -> None:
+    many = make_zip(tmp_path / "many.zip", {f"f{i}.txt": b"x" for i in range(5)})
+    limits(ArchiveLimits(max_members=4))
+    with pytest.raises(SourceError, match=r"(?s)has 5 members \(at most 4\).*archives.max_members"):
+        safe_extract_zip(many, tmp_path / "out")
+    with pytest.raises(SourceError, match="archives.max_members"):
+        check_zip(many)
+    big = make_zip(tmp_path / "big.zip", {"a.bin": os.urandom(3 << 20)})
+    limits(ArchiveLimits(max_total_gib=2 / 1024))  # 2 MiB
+    with pytest.raises(SourceError, match=r"(?s)expand to .* GiB.*archives.max_total_gib"):
+        safe_extract_zip(big, tmp_path / "out")
+    limits(ArchiveLimits(max_total_gib=4 / 1024, max_members=5))  # within both: extracted
+    assert len(safe_extract_zip(big, tmp_path / "out")) == 1
+    assert len(safe_extract_zip(many, tmp_path / "out")) == 5
+
+
+def test_a_member_that_lies_about_its_size_stops_at_its_declared_size(tmp_path: Path) -> None:
+    """The bounds read the directory's sizes; a member whose data inflates past its declared
+    size is cut there and fails its CRC check: nothing larger than declared is written."""
+    honest = write_zip_bomb(tmp_path / "honest.zip", "data/zeros.bin", inflated_mib=8)
+    raw = bytearray(honest.read_bytes())
+    declared = struct.pack("<I", 8 << 20)
+    for offset in (i for i in range(len(raw) - 3) if raw[i : i + 4] == declared):
+        raw[offset : offset + 4] = struct.pack("<I", 1000)  # local header and directory
+    liar = tmp_path / "liar.zip"
+    liar.write_bytes(bytes(raw))
+    with zipfile.ZipFile(liar) as archive:
+        assert [i.file_size for i in archive.infolist()] == [1000]
+    dest = tmp_path / "out"
+    with pytest.raises(SourceError, match="corrupt or truncated"):
+        safe_extract_zip(liar, dest)
+    assert files_under(dest) == []
+
+
+@pytest.mark.parametrize("value", [0, -1, "many", True])
+def test_archive_limits_in_params_are_checked(value) -> None:
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.limits import configure
+
+    before = archive_limits()
+    try:
+        with pytest.raises(BenchsmithError, match="archives.max_ratio must be a positive"):
+            configure({"archives": {"max_ratio": value}})
+        configure({"archives": {"max_ratio": 7, "max_members": 9}})
+        assert archive_limits() == ArchiveLimits(max_members=9, max_ratio=7.0)
+    finally:
+        set_archive_limits(before)

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from benchsmith.core.errors import SourceError
+from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.sources.miniimagenet.parquet import (
     CONVERSION_RECORD,
     RENUMBER_START,
@@ -215,7 +215,15 @@ def test_missing_columns_and_bytes(tmp_path: Path) -> None:
 def test_rerun_replaces_the_output(source: MiniImageNet, tmp_path: Path) -> None:
     files = write_with_datasets(source, tmp_path / "hf", keep_paths=True)
     out = miniimagenet_from_hf_parquet(files, tmp_path / "ravi")
-    (out / "stale.txt").write_text("from an older run")
+    (out / "notes.txt").write_text("mine")  # a user's file in the output: never deleted
+    with pytest.raises(BenchsmithError, match="added or changed"):
+        miniimagenet_from_hf_parquet(files, tmp_path / "ravi")
+    assert (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    (out / "train.csv").write_text("edited")  # one of its own files changed: refused too
+    with pytest.raises(BenchsmithError, match="train.csv"):
+        miniimagenet_from_hf_parquet(files, tmp_path / "ravi")
+    (out / "train.csv").unlink()  # a file gone is nothing lost: replaced whole
     miniimagenet_from_hf_parquet(files, tmp_path / "ravi")
-    assert not (out / "stale.txt").exists()
+    assert (out / "train.csv").is_file()
     assert len(read_miniimagenet(out).splits["train"]) == 12
