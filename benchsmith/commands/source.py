@@ -18,6 +18,8 @@ VERB_HELP = {
     "link": "use a copy you already have (checked, then linked; parquet copies converted)",
     "check": "verify a copy's layout and counts, print a JSON summary",
     "prepare": "sample, link or fetch as params.yaml's profile and sources.NAME block say",
+    "unpin": "list what a fetch pinned in its lock file, or clear pins so the next fetch "
+    "downloads and pins afresh",
 }
 
 
@@ -28,13 +30,14 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         raise chosen[0].absent(words[0])  # clearer than argparse's "invalid choice"
     parser = subparsers.add_parser(
         "source",
-        help="get a raw source (COCO, CLEVR, MiniImageNet, ScanNet): sample, fetch, link, check, prepare",
+        help="get a raw source (COCO, CLEVR, MiniImageNet, ScanNet, exams): sample, fetch, link, "
+        "check, prepare, unpin",
         description="Put a raw source on disk in its real layout. Sources: "
         + "; ".join(f"{s.name}: {s.title}, {s.layout}" for s in chosen),
     )
     verbs = parser.add_subparsers(dest="source_verb", metavar="VERB", required=True)
-    for verb in VERBS:
-        names = [s for s in chosen if verb in s.verbs]
+    for verb in (*VERBS, "unpin"):
+        names = [s for s in chosen if verb in s.verbs or (verb == "unpin" and "fetch" in s.verbs)]
 
         verb_parser = verbs.add_parser(
             verb, help=VERB_HELP[verb], description=f"{VERB_HELP[verb]}."
@@ -49,6 +52,15 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
 
 
 def _add_verb_arguments(verb: str, source, parser: argparse.ArgumentParser) -> None:
+    if verb == "unpin":
+        lock = next(o for o in source.fetch_options if o.name == "lock")
+        parser.add_argument("entries", nargs="*", metavar="ENTRY",
+                            help="pinned entries to clear, as the lock names them (none: list "
+                            "them)")  # fmt: skip
+        parser.add_argument("--lock", type=Path, default=Path(lock.default), metavar="FILE",
+                            help=f"the lock file (default: {lock.default})")  # fmt: skip
+        parser.add_argument("--all", action="store_true", help="clear every pin in the lock")
+        return
     if verb == "link":
         parser.add_argument("src", type=Path, metavar="SRC", help="your existing copy")
     if verb == "check":
@@ -78,6 +90,8 @@ def run_source(args: argparse.Namespace) -> int:
         out = source.fetch(args.out, **option_values(source.fetch_options, args, {}))
     elif verb == "link":
         out = source.link(args.src, args.out)
+    elif verb == "unpin":
+        return _unpin(args)
     elif verb == "check":
         summary = source.check(args.root, **option_values(source.check_options, args, {}))
         json.dump(summary, sys.stdout, indent=2, sort_keys=True)
@@ -86,4 +100,22 @@ def run_source(args: argparse.Namespace) -> int:
     else:
         out = source.prepare(args.out, load_params(args.params))
     log(f"{source.name} {verb}: ready in {out}")
+    return 0
+
+
+def _unpin(args: argparse.Namespace) -> int:
+    from benchsmith.sources.fetching.lockfile import unpin
+
+    if not args.entries and not args.all:  # list what is pinned, to copy from
+        from benchsmith.core.errors import SourceError
+
+        if not args.lock.is_file():
+            raise SourceError("no lock file here: nothing is pinned", path=args.lock,
+                              fix="pass --lock with the source's lock file")  # fmt: skip
+        for entry in json.loads(args.lock.read_text(encoding="utf-8")):
+            print(entry)
+        return 0
+    removed = unpin(args.lock, args.entries, everything=args.all)
+    log(f"{args.source_name} unpin: {len(removed)} pin(s) cleared from {args.lock}; the next "
+        f"`benchsmith source fetch {args.source_name}` downloads and pins them afresh")  # fmt: skip
     return 0

@@ -95,7 +95,8 @@ def check_lock(zip_path: Path, commit: str, lock_path: Path) -> dict[str, str]:
             f"{zip_path.name} differs from the copy pinned in {lock_path.name} (sha256 "
             f"{entry['sha256'][:12]} != {pinned['sha256'][:12]})",
             path=refused,
-            fix=f"if the release really changed, delete its entry in {lock_path} and fetch again",
+            fix=f"if the release really changed, clear its pin (`benchsmith source unpin exams "
+            f"{zip_path.name} --lock {lock_path}`) and fetch again",
         )
     if not pinned:
         lock[zip_path.name] = entry

@@ -104,7 +104,8 @@ def download_locked(
             path=exc.path,
             fix=(
                 f"delete {exc.path} and rerun {rerun}; if the file really changed "
-                f"upstream, remove its entry from {lock_path} to accept the new version"
+                f"upstream, accept the new version by clearing its pin: "
+                f"{rerun.replace(' fetch ', ' unpin ').rstrip('`')} {url} --lock {lock_path}`"
             ),
         ) from exc
     if sha256 is None:
@@ -142,3 +143,31 @@ def _valid_entry(entry: object) -> bool:
         and isinstance(entry.get("sha256"), str)
         and len(entry["sha256"]) == 64
     )
+
+
+def unpin(lock_path: str | Path, entries: list[str], *, everything: bool = False) -> list[str]:
+    """Remove ``entries`` (or every entry) from a source's lock file, so the next fetch
+    downloads and pins them afresh; returns what was removed. Any source's lock works: each is
+    a JSON object keyed by what it pins (a URL, a release path, a file name)."""
+    lock_path = Path(lock_path)
+    if not lock_path.is_file():
+        raise SourceError("no lock file here: nothing is pinned", path=lock_path,
+                          fix="pass --lock with the source's lock file (params.yaml names it)")  # fmt: skip
+    try:
+        data = json.loads(lock_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SourceError(f"lock file is not valid JSON ({exc})", path=lock_path, fix=_FIX) from exc
+    if not isinstance(data, dict):
+        raise SourceError("lock file must hold a JSON object", path=lock_path, fix=_FIX)
+    chosen = list(data) if everything else entries
+    unknown = [e for e in chosen if e not in data]
+    if unknown:
+        raise SourceError(
+            f"not pinned in {lock_path.name}: {', '.join(unknown)}",
+            path=lock_path,
+            fix="name entries as the lock does; `benchsmith source unpin NAME` lists them",
+        )
+    for entry in chosen:
+        data.pop(entry)
+    atomic_write_json(lock_path, data)
+    return chosen

@@ -54,27 +54,42 @@ def scene_ids(value: str | list[str] | None) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def check_downloaded(path: Path) -> None:
-    """A first download is pinned only once it reads as its kind of ScanNet file."""
+METADATA_MAX_BYTES = 256 * 1024**2  # a scene's JSON, .txt or the label map; real ones are < 50 MB
+JSON_KEYS = {AGGREGATION_SUFFIX: "segGroups", SEGS_SUFFIX: "segIndices"}  # each must be a list
+
+
+def check_downloaded(path: Path, max_metadata_bytes: int = METADATA_MAX_BYTES) -> None:
+    """A first download is pinned only once it reads as its kind of ScanNet file: a ``.sens``
+    indexes, a PLY parses, a JSON parses *and* holds the list ScanNet's has (a login page's
+    ``{"error": ...}`` parses too), the label map has its columns and rows, the scene info its
+    ``colorWidth``; a metadata file larger than any real one is refused before it is parsed."""
     from plyfile import PlyParseError
 
     name = path.name
     try:
+        if name.endswith((".json", ".tsv", ".txt")) and path.stat().st_size > max_metadata_bytes:
+            raise ValueError(f"{path.stat().st_size:,} bytes: larger than any real ScanNet "
+                             f"{name.rsplit('.', 1)[1]} file (at most {max_metadata_bytes:,})")  # fmt: skip
         if name.endswith(".sens"):
             from benchsmith.sources.scannet.sens import SensReader
 
             SensReader(path).close()
         elif name.endswith(".json"):
-            json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            key = next((k for suffix, k in JSON_KEYS.items() if name.endswith(suffix)), None)
+            if key and not (isinstance(data, dict) and isinstance(data.get(key), list)):
+                shown = sorted(data)[:3] if isinstance(data, dict) else type(data).__name__
+                raise ValueError(f"no {key!r} list (it holds {shown}): not a ScanNet {name}")
         elif name.endswith(".ply"):
             from plyfile import PlyData
 
             PlyData.read(str(path))["vertex"]
-        elif name.endswith(".tsv"):
-            read_label_map(path)
+        elif name.endswith(".tsv") and not read_label_map(path):
+            raise ValueError("no label rows under its header")
         elif name.endswith(".txt") and "colorWidth" not in path.read_text(encoding="utf-8"):
             raise ValueError("no colorWidth line: not a ScanNet scene info file")
-    except (SourceError, PlyParseError, ValueError, KeyError, UnicodeDecodeError, EOFError) as exc:
+    except (SourceError, PlyParseError, ValueError, KeyError, UnicodeDecodeError, EOFError,
+            OSError) as exc:  # fmt: skip
         refused = path.with_name(name + ".refused")
         os.replace(path, refused)
         reason = str(exc).splitlines()[0]
@@ -103,7 +118,8 @@ def fetch_one(base: str, relative: str, dest: Path, lock_path: Path) -> str:
             f"{dest.name} does not match the checksum recorded in {lock_path} for {relative}",
             path=exc.path,
             fix=f"delete {exc.path} and rerun {RERUN}; if ScanNet really changed the file, "
-            f"remove its entry from {lock_path} to accept it",
+            f"accept it by clearing its pin: `benchsmith source unpin scannet {relative} "
+            f"--lock {lock_path}`",
         ) from exc
     if sha256 is None:
         check_downloaded(dest)

@@ -143,9 +143,11 @@ def read_label_map(path: str | Path) -> dict[str, tuple[str, str]]:
         raise SourceError("label map missing", path=path, fix=f"put {LABELS_FILE} at the root")
     with path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    if rows and not {"raw_category", "category", "nyu40class"} <= set(rows[0]):
+    if not rows or not {"raw_category", "category", "nyu40class"} <= set(rows[0]):
         raise SourceError(
-            "label map lacks raw_category, category or nyu40class columns", path=path, fix=FIX
+            "label map lacks raw_category, category or nyu40class columns, or any row under them",
+            path=path,
+            fix=FIX,
         )
     return {r["raw_category"]: (r["category"], r["nyu40class"]) for r in rows}
 

@@ -137,6 +137,33 @@ def test_a_zip_bomb_is_refused_not_pinned_and_the_real_archive_then_fetches(
     assert len(read_captions(out / CAPTIONS_RELPATH).images) == N_IMAGES
 
 
+def test_unpin_lists_pins_and_clearing_one_accepts_a_real_upstream_change(
+    server: FileServer, tmp_path: Path, sample: Path, capsys, monkeypatch
+) -> None:
+    from benchsmith.cli import main
+
+    fetch(server, tmp_path)
+    lock = tmp_path / "coco.lock.json"
+    monkeypatch.chdir(tmp_path / "..")  # another working directory: --lock names the file
+    assert main(["source", "unpin", "coco", "--lock", str(lock)]) == 0
+    listed = capsys.readouterr().out.split()
+    assert sorted(listed) == sorted(read_lock(lock)) and len(listed) == 2
+    (sample / "val2014" / "extra.txt").write_text("upstream changed")
+    build_coco_zips(sample, server.root)
+    with pytest.raises(SourceError, match="checksum") as info:
+        fetch(server, tmp_path, downloads="fresh")
+    assert f"benchsmith source unpin coco {server.url(IMAGES_ZIP)}" in str(info.value)
+    assert main(["source", "unpin", "coco", "no-such-url", "--lock", str(lock)]) == 2
+    assert "not pinned" in capsys.readouterr().err
+    assert main(["source", "unpin", "coco", server.url(IMAGES_ZIP), "--lock", str(lock)]) == 0
+    assert server.url(IMAGES_ZIP) not in read_lock(lock)
+    assert server.url(ANNOTATIONS_ZIP) in read_lock(lock)  # the other pin stays
+    fetch(server, tmp_path, downloads="fresh")  # the new version is downloaded and pinned
+    assert (
+        read_lock(lock)[server.url(IMAGES_ZIP)]["size"] == (server.root / IMAGES_ZIP).stat().st_size
+    )
+
+
 def test_404_names_the_url(server: FileServer, tmp_path: Path) -> None:
     url = server.url("zips/nope.zip")
     with pytest.raises(SourceError, match="HTTP 404") as info:

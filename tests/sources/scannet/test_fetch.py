@@ -81,3 +81,44 @@ def test_no_base_url_or_bad_scene_ids_are_clear_errors(tmp_path, capsys):
     argv = ["source", "fetch", "scannet", "--out", out, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--scenes", "room1"]) == 2
     assert "scene ids must look like scene0000_00" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("served_as", "content", "reason"),
+    [
+        ("scene0000_00.aggregation.json", '{"error": "login required"}', "no 'segGroups' list"),
+        ("scene0000_00_vh_clean_2.0.010000.segs.json", "[1, 2, 3]", "no 'segIndices' list"),
+        (LABELS_FILE, "<html>please log in</html>\n", "label map lacks"),
+        (LABELS_FILE, "id\traw_category\tcategory\tnyu40class\n", "label map lacks"),
+    ],
+)
+def test_metadata_that_only_parses_is_refused_and_the_real_file_then_pins(
+    served, tmp_path, served_as, content, reason
+):
+    """A login page answered as JSON, a one-line TSV: refused before pinning, kept as
+    ``.refused``; once the server serves the real file, the next fetch pins it."""
+    where = (served / "v2/tasks" if served_as == LABELS_FILE
+             else served / "v2/scans/scene0000_00") / served_as  # fmt: skip
+    real = where.read_bytes()
+    where.write_text(content)
+    lock, out = tmp_path / "lock.json", tmp_path / "out"
+    with FileServer(served) as server, pytest.raises(SourceError, match="refused") as error:
+        fetch_scannet(out, base_url=server.url(""), scenes="scene0000_00", lock=lock)
+    assert reason in str(error.value) and served_as in str(error.value)
+    pinned = json.loads(lock.read_text()) if lock.exists() else {}
+    assert not any(key.endswith(served_as) for key in pinned)
+    assert next(out.rglob(f"{served_as}.refused")).read_text() == content
+    where.write_bytes(real)
+    with FileServer(served) as server:
+        fetch_scannet(out, base_url=server.url(""), scenes="scene0000_00", lock=lock)
+    assert any(key.endswith(served_as) for key in json.loads(lock.read_text()))
+
+
+def test_a_metadata_file_larger_than_any_real_one_is_refused_unread(served, tmp_path):
+    from benchsmith.sources.scannet.fetch import check_downloaded
+
+    huge = tmp_path / "scene0000_00.aggregation.json"
+    huge.write_text('{"segGroups": [' + "0," * 600 + "0]}")
+    with pytest.raises(SourceError, match="larger than any real ScanNet json"):
+        check_downloaded(huge, max_metadata_bytes=1000)
+    assert not huge.exists() and huge.with_name(huge.name + ".refused").exists()
