@@ -30,6 +30,7 @@ from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import progress_bar
 from benchsmith.hf.reader import read_build_info, split_files
+from benchsmith.publish.folder_audit import check_folder_accounts
 from benchsmith.publish.roots import require_roots, resolve_roots
 
 BATCH_ROWS = 32
@@ -210,6 +211,8 @@ def audit_dataset(
             raise _unknown_ids(missing, dataset_dir, chosen, available, auditor)
     else:
         auditor.check_whole(report)
+        if not configs:  # the whole folder: its own accounts too (counts, card, Croissant)
+            check_folder_accounts(dataset_dir, info, report)
     return report
 
 
