@@ -104,15 +104,10 @@ def run_source(args: argparse.Namespace) -> int:
 
 
 def _unpin(args: argparse.Namespace) -> int:
-    from benchsmith.sources.fetching.lockfile import unpin
+    from benchsmith.sources.fetching.lockfile import pinned, unpin
 
     if not args.entries and not args.all:  # list what is pinned, to copy from
-        from benchsmith.core.errors import SourceError
-
-        if not args.lock.is_file():
-            raise SourceError("no lock file here: nothing is pinned", path=args.lock,
-                              fix="pass --lock with the source's lock file")  # fmt: skip
-        for entry in json.loads(args.lock.read_text(encoding="utf-8")):
+        for entry in pinned(args.lock):
             print(entry)
         return 0
     removed = unpin(args.lock, args.entries, everything=args.all)

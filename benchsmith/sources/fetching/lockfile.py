@@ -29,17 +29,24 @@ DEFAULT_LOCK_PATH = Path("coco.lock.json")
 _FIX = "restore the lock file from version control, or delete it to re-record on the next download"
 
 
-def read_lock(path: str | Path) -> dict[str, dict[str, Any]]:
-    """The lock's entries by URL; an absent lock file is an empty lock."""
-    path = Path(path)
-    if not path.exists():
-        return {}
+def _lock_object(path: Path) -> dict[str, Any]:
+    """A lock file's JSON object (any source's: keyed by URL, release path or file name)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SourceError(f"lock file is not valid JSON ({exc})", path=path, fix=_FIX) from exc
     if not isinstance(data, dict):
-        raise SourceError("lock file must hold a JSON object keyed by URL", path=path, fix=_FIX)
+        raise SourceError("lock file must hold a JSON object keyed by what it pins", path=path,
+                          fix=_FIX)  # fmt: skip
+    return data
+
+
+def read_lock(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The lock's entries by URL; an absent lock file is an empty lock."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = _lock_object(path)
     for url, entry in data.items():
         if not _valid_entry(entry):
             raise SourceError(
@@ -145,20 +152,24 @@ def _valid_entry(entry: object) -> bool:
     )
 
 
+def _existing_lock(lock_path: Path) -> Path:
+    if not lock_path.is_file():
+        raise SourceError("no lock file here: nothing is pinned", path=lock_path,
+                          fix="pass --lock with the source's lock file (params.yaml names it)")  # fmt: skip
+    return lock_path
+
+
+def pinned(lock_path: str | Path) -> list[str]:
+    """What a lock file pins (an error when there is no lock file)."""
+    return list(_lock_object(_existing_lock(Path(lock_path))))
+
+
 def unpin(lock_path: str | Path, entries: list[str], *, everything: bool = False) -> list[str]:
     """Remove ``entries`` (or every entry) from a source's lock file, so the next fetch
     downloads and pins them afresh; returns what was removed. Any source's lock works: each is
     a JSON object keyed by what it pins (a URL, a release path, a file name)."""
     lock_path = Path(lock_path)
-    if not lock_path.is_file():
-        raise SourceError("no lock file here: nothing is pinned", path=lock_path,
-                          fix="pass --lock with the source's lock file (params.yaml names it)")  # fmt: skip
-    try:
-        data = json.loads(lock_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceError(f"lock file is not valid JSON ({exc})", path=lock_path, fix=_FIX) from exc
-    if not isinstance(data, dict):
-        raise SourceError("lock file must hold a JSON object", path=lock_path, fix=_FIX)
+    data = _lock_object(_existing_lock(lock_path))
     chosen = list(data) if everything else entries
     unknown = [e for e in chosen if e not in data]
     if unknown:
