@@ -177,9 +177,13 @@ class RowAuditor(ABC):
         positions = self.__dict__.setdefault("_positions", {})
         position = positions.get((config, split), 0)
         positions[(config, split)] = position + 1
-        if row_id in expected:
-            return row_id
         keys = self.__dict__.setdefault("_orders", {}).setdefault((config, split), list(expected))
+        if row_id in expected:
+            if self.whole and position < len(keys) and keys[position] != row_id:
+                self.__dict__.setdefault("order_differences", []).append(
+                    (config, split, position, row_id, keys[position])
+                )
+            return row_id
         if position < len(keys) and keys[position] not in seen:
             return keys[position]
         return None

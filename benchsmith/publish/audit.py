@@ -211,9 +211,24 @@ def audit_dataset(
             raise _unknown_ids(missing, dataset_dir, chosen, available, auditor)
     else:
         auditor.check_whole(report)
+        _report_row_order(auditor, report)
         if not configs:  # the whole folder: its own accounts too (counts, card, Croissant)
             check_folder_accounts(dataset_dir, info, report)
     return report
+
+
+def _report_row_order(auditor: RowAuditor, report: AuditReport) -> None:
+    """Rows whose re-derived counterpart sits elsewhere in the split: the first of each split
+    is named (a reordering moves many rows; one line says where it starts)."""
+    named: set[tuple[str, str]] = set()
+    for config, split, position, row_id, expected in auditor.__dict__.get("order_differences", []):
+        if (config, split) not in named:
+            named.add((config, split))
+            report.fail(f"row order differs from the re-derivation: row {position} of split "
+                        f"{split!r} is {row_id!r}, the re-derived row there is {expected!r}",
+                        config=config)  # fmt: skip
+        else:
+            report.checked("order", "row(s) out of their re-derived place (first one named)")
 
 
 def _unknown_ids(

@@ -1,6 +1,6 @@
 """A whole-dataset audit checks the folder's own accounts, not only its rows: counts in
 ``build_info.json``, the card's metadata and ``croissant.json`` against the shards and each
-other. Each tamper below keeps every row intact (so only these checks can catch it) and the
+other, and each row's place against its re-derivation. Each tamper below keeps every row intact (so only these checks can catch it) and the
 audit must fail naming the file and the field; an untouched copy passes."""
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind
+from benchsmith.core.hashing import sha256_file
 from benchsmith.publish.roots import resolve_roots
 
 
@@ -92,12 +95,32 @@ def _config_deleted_whole(folder: Path) -> str:
     return "README.md: configs"
 
 
+def _rows_reordered(folder: Path) -> str:
+    """Two rows of a sample config swapped, the shard renamed to its new hash and listed in
+    build_info.json: every row is still equal to its re-derivation, only its place is not."""
+    info_path = folder / "build_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    config = next(c for c in sorted(info["configs"]) if not c.startswith("haystacks"))
+    split, written = next(iter(info["configs"][config].items()))
+    shard = folder / written["files"][0]
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[0], rows[1] = rows[1], rows[0]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+    renamed = shard.with_name(f"{shard.name.rsplit('-', 1)[0]}-{sha256_file(shard)[:16]}.parquet")
+    shard.rename(renamed)
+    written["files"][0] = renamed.relative_to(folder).as_posix()
+    info_path.write_text(json.dumps(info), encoding="utf-8")
+    return f"{config}: row order differs from the re-derivation: row 0 of split {split!r}"
+
+
 TAMPERS = {
     "count in build_info": _count_in_build_info,
     "card version": _card_version,
     "card split count": _card_count,
     "croissant checksum": _croissant_checksum,
     "config deleted whole": _config_deleted_whole,
+    "rows reordered": _rows_reordered,
 }
 
 

@@ -61,6 +61,7 @@ class MmiuAuditor(RebuildAuditor):
         from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
         from benchsmith.builders.mmiu.publication import (
             published_row,
+            published_task_order,
             rotations,
             with_image_hashes,
         )
@@ -89,7 +90,7 @@ class MmiuAuditor(RebuildAuditor):
             return item(with_image_hashes(rotated, images))
 
         makers: dict[str, dict[str, Callable[[], dict[str, Any]]]] = {}
-        for task in plan.tasks:
+        for task in published_task_order(plan):
             for row in plan.rows(task):
                 makers.setdefault(task, {})[row["id"]] = partial(item, row)
                 for rotated in rotations(row):

@@ -128,6 +128,14 @@ def distractor_decision(row: dict[str, Any]) -> list[dict[str, str]]:
     return [decision_record("distractors", "generate", "DISTRACTOR_METHODS", dict(methods))]
 
 
+def published_task_order(plan: Any) -> list[str]:
+    """The tasks in the order their configs, and the circular config's rows, are published
+    (the release's order for an ingest, else MMIU's task list); the audit follows it."""
+    if plan.mode == "ingest":
+        return list(plan.tasks)
+    return [t for t in TASKS if t in plan.tasks]
+
+
 def rotations(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The item once per rotation of its options, images not yet hashed (cheap: the ids and
     order of the circular config's rows)."""
@@ -183,9 +191,7 @@ class MmiuPublication(Publication):
 
     @property
     def tasks(self) -> list[str]:
-        if self.plan.mode == "ingest":
-            return list(self.plan.tasks)
-        return [t for t in TASKS if t in self.plan.tasks]
+        return published_task_order(self.plan)
 
     def configs(self) -> Iterator[ConfigSpec]:
         # The renderer (its worker pool or Ray connection) lives while the publisher writes
