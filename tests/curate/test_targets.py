@@ -16,6 +16,7 @@ from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.hf.dataset_view import DatasetView
+from benchsmith.publish.roots import resolve_roots
 
 MMNEEDLE_CONFIG = "m10_n2_k1"
 
@@ -262,6 +263,47 @@ def test_audit_prints_the_decisions_of_a_curated_mmneedle_sample(curated_mmneedl
     assert main(["audit", str(curated_mmneedle), "--config", MMNEEDLE_CONFIG, "--id", "7"]) == 0
     text = capsys.readouterr().out
     assert "difficulty: drop EASY" in text
+
+
+def test_a_kept_row_deleted_with_every_account_fixed_is_named(curated_mmneedle, tmp_path, capsys):
+    """The last kept row deleted, its shard renamed to the new hash and build_info, the card and
+    croissant.json all made to agree: only the decision log still knows it was kept."""
+    import hashlib
+    import shutil
+
+    folder = Path(shutil.copytree(curated_mmneedle, tmp_path / "curated"))
+    info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+    roots = [f"--root={k}={v}" for k, v in resolve_roots(info["roots"], curated_mmneedle).items()]
+    written = info["configs"][MMNEEDLE_CONFIG]["test"]
+    shard = folder / written["files"][0]
+    table = pq.read_table(shard)
+    dropped = str(table.column("sample_id")[-1])
+    pq.write_table(table.slice(0, table.num_rows - 1), shard)
+    renamed = shard.with_name(f"test-00000-{hashlib.sha256(shard.read_bytes()).hexdigest()[:16]}"
+                              ".parquet")  # fmt: skip
+    shard.rename(renamed)
+    old_name, new_name = written["files"][0], renamed.relative_to(folder).as_posix()
+    old_rows, old_bytes = written["num_examples"], written["num_bytes"]
+    written.update(files=[new_name], num_examples=old_rows - 1, num_bytes=renamed.stat().st_size)
+    (folder / "build_info.json").write_text(json.dumps(info), encoding="utf-8")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    card = card.replace(f"num_examples: {old_rows}\n", f"num_examples: {old_rows - 1}\n")
+    card = card.replace(f"num_bytes: {old_bytes}\n", f"num_bytes: {written['num_bytes']}\n")
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    croissant = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+    for item in croissant["distribution"]:
+        if item.get("@id") == old_name:
+            data = renamed.read_bytes()
+            item.update({"@id": new_name, "name": new_name, "contentUrl": new_name,
+                         "contentSize": f"{len(data)} B",
+                         "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
+    (folder / "croissant.json").write_text(json.dumps(croissant), encoding="utf-8")
+    assert main(["audit", str(folder), *roots]) == 1
+    failures = [line.strip() for line in capsys.readouterr().out.splitlines()
+                if line.strip().startswith("FAIL ")]  # fmt: skip
+    assert failures == [
+        f"FAIL      {MMNEEDLE_CONFIG}/{dropped}: kept sample is missing from the published rows"
+    ]
 
 
 def test_mmneedle_image_stage_hashes_the_joined_haystacks(built, tmp_path):
