@@ -88,6 +88,26 @@ class Card:
     rai: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CardRecipe:
+    """How a dataset's card is made from its ``build_info.json`` and the splits written: the
+    publisher renders the card, ``LICENSE.md`` and ``croissant.json`` from it, and a whole audit
+    renders them again from the published folder and compares byte for byte, so no sentence,
+    number or licence claim in them can be changed unseen."""
+
+    family: str
+    template: str  # file name in cards/
+    audit_how: str
+    not_rederived: Mapping[str, str]
+    make: Callable[[dict[str, Any], list[SplitWritten]], Card]
+
+    @classmethod
+    def of(cls, publication: type[Publication], make: Callable[..., Card]) -> CardRecipe:
+        """The recipe of a publication class whose card ``make(info, written)`` gives."""
+        return cls(publication.family, publication.card_template, publication.audit_how,
+                   publication.not_rederived, make)  # fmt: skip
+
+
 BUILD_FACTS: dict[str, str] = {
     "provenance.code_revision": "which code ran: a fact recorded by the build, not derivable",
     "provenance.builder_version": "which benchsmith version ran: recorded, not derivable",
@@ -130,6 +150,10 @@ class Publication(ABC):
         """One status line for the log once the folder is in place."""
         return f"{self.family} publish: {len(info['configs'])} configs"
 
+    def card_recipe(self) -> CardRecipe:
+        """The card as this publication makes it (what the audit re-renders)."""
+        return CardRecipe.of(type(self), self.card)
+
 
 class RowAuditor(ABC):
     """Re-derives the published rows of one dataset from their recorded sources.
@@ -156,6 +180,17 @@ class RowAuditor(ABC):
     def id_column(self, config: str) -> str | None:
         """Column whose value is a row's ``--id`` (None: rows of this config have no id)."""
         return "id"
+
+    def rederived_info(self) -> dict[str, Any]:
+        """The keys of ``build_info.json`` this audit re-derived, with their re-derived values
+        (read after :meth:`check_dataset`); a whole audit names each field that differs. What
+        is not here is a recorded fact (versions, libraries, roots) or checked another way."""
+        return {}
+
+    def card_recipe(self) -> CardRecipe | None:
+        """How the publisher made this folder's card, for a whole audit to render it again
+        (the family's :meth:`Publication.card_recipe`, made from ``build_info.json`` alone)."""
+        return None
 
     def audits_rows(self, config: str) -> bool:
         """False for a config checked as a whole in :meth:`check_dataset` (its rows are not

@@ -40,6 +40,11 @@ class RebuildAuditor(RowAuditor):
         ``--id`` column unless a config's ids name several rows (MMIU's circular rotations)."""
         return self.id_column(config) or "id"
 
+    rederived: dict[str, Any] = {}  # build_info.json keys the rebuild gives (set by rebuild)
+
+    def rederived_info(self) -> dict[str, Any]:
+        return self.rederived
+
     @abstractmethod
     def rebuild(self, report: AuditReport) -> dict[str, dict[Any, dict[str, Any]]]:
         """Expected rows per config, keyed by the row id (image bytes as digests)."""

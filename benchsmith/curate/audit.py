@@ -21,7 +21,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from benchsmith.builders.audit_report import AuditReport
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.core.hashing import sha256_file
 from benchsmith.curate.publication import DECISIONS_FILE, curated_row, difficulty_of
 from benchsmith.hf.reader import iter_row_batches, split_files
@@ -43,6 +43,12 @@ class CuratedAuditor(RowAuditor):
         self._seen: set[str] = set()
         self._stream: Iterator[dict[str, Any]] | None = None
         self._view: Any = None
+
+    def card_recipe(self) -> CardRecipe:
+        from benchsmith.curate.publication import CuratedPublication, curated_card
+
+        return CardRecipe.of(CuratedPublication,
+                             lambda info, written: curated_card(info, written, self.source_dir))  # fmt: skip
 
     def audits_rows(self, config: str) -> bool:
         # a whole audit checks copied configs shard by shard (check_dataset); an audit by id

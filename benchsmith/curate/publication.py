@@ -33,7 +33,6 @@ from benchsmith.hf.layout import SplitWritten
 from benchsmith.hf.reader import readme_metadata, split_files
 from benchsmith.publish.croissant import carried_rai
 from benchsmith.stages import STAGES
-from benchsmith.stages.base import plain
 
 FAMILY = "curated"
 DECISIONS_FILE = "decisions.parquet"
@@ -300,30 +299,37 @@ class CuratedPublication(Publication):
         }
 
     def card(self, info: dict[str, Any], written: list[SplitWritten]) -> Card:
-        main = next(w for w in written if w.config == self.view.config)
-        metadata = {
-            "pretty_name": f"{info['source']['name']} {info['source']['config']} "
-            "(curated by benchsmith)",
-            **carried_metadata(self.view.dataset_dir, info["source"]["name"]),
-        }
-        counts = {s["stage"]: s["reasons"] for s in info["stages"]}
-        sections, legend = [], []
-        for stage in STAGES:
-            report = info["reports"].get(stage.name)
-            if report is not None and stage.card_section:
-                settings = plain(self.config.of(stage))
-                sections.append(
-                    render_text(stage.card_section, {"report": report, "settings": settings})
-                )
-            for code, meaning in stage.reasons.items():
-                n = sum(v for k, v in counts.get(stage.name, {}).items() if k.endswith(f":{code}"))
-                legend.append({"stage": stage.name, "code": code, "meaning": meaning, "count": n})
-        context = {"info": info, "written": main, "sections": sections, "legend": legend}
-        stages = "Curated by benchsmith stages: " + ", ".join(
-            s["stage"] for s in info["stages"]) + " (rows dropped per reason in the card)."  # fmt: skip
-        rai = carried_rai(self.view.dataset_dir, stages)
-        return Card(metadata, context, main.config, carried_license(self.view.dataset_dir),
-                    rai={**rai, "description": metadata["pretty_name"]})  # fmt: skip
+        return curated_card(info, written, self.view.dataset_dir)
 
     def summary(self, info: dict[str, Any]) -> str:
         return f"curate: {info['counts']['kept']} rows"
+
+
+def curated_card(info: dict[str, Any], written: list[SplitWritten], source_dir: Path) -> Card:
+    """The card of a curated folder, from its build_info, its splits and the source folder it
+    carries metadata, licence and Responsible-AI fields from (what the audit re-renders)."""
+    main = next(w for w in written if w.config == info["source"]["config"])
+    metadata = {
+        "pretty_name": f"{info['source']['name']} {info['source']['config']} "
+        "(curated by benchsmith)",
+        **carried_metadata(source_dir, info["source"]["name"]),
+    }
+    counts = {s["stage"]: s["reasons"] for s in info["stages"]}
+    sections, legend = [], []
+    for stage in STAGES:
+        report = info["reports"].get(stage.name)
+        if report is not None and stage.card_section:
+            params = info["params"]
+            settings = params if stage.params_key is None else params[stage.params_key]
+            sections.append(
+                render_text(stage.card_section, {"report": report, "settings": settings})
+            )
+        for code, meaning in stage.reasons.items():
+            n = sum(v for k, v in counts.get(stage.name, {}).items() if k.endswith(f":{code}"))
+            legend.append({"stage": stage.name, "code": code, "meaning": meaning, "count": n})
+    context = {"info": info, "written": main, "sections": sections, "legend": legend}
+    stages = "Curated by benchsmith stages: " + ", ".join(
+        s["stage"] for s in info["stages"]) + " (rows dropped per reason in the card)."  # fmt: skip
+    rai = carried_rai(source_dir, stages)
+    return Card(metadata, context, main.config, carried_license(source_dir),
+                rai={**rai, "description": metadata["pretty_name"]})  # fmt: skip

@@ -118,6 +118,17 @@ def configs_info(written: list[SplitWritten]) -> dict[str, dict[str, dict]]:
     return {config: out[config] for config in sorted(out)}
 
 
+def splits_written(configs: dict[str, dict[str, dict]]) -> list[SplitWritten]:
+    """The splits a ``build_info.json`` ``configs`` entry records (:func:`configs_info`'s
+    inverse), by config and split name."""
+    return sorted(
+        (SplitWritten(config, split, int(w.get("num_examples", 0)), int(w.get("num_bytes", 0)),
+                      list(w.get("files", [])))
+         for config, splits in (configs or {}).items() for split, w in splits.items()),
+        key=lambda w: (w.config, w.split),
+    )  # fmt: skip
+
+
 def configs_metadata(written: list[SplitWritten], default_config: str | None = None) -> list[dict]:
     """The README ``configs:`` entries: one per config, a glob per split."""
     by_config: dict[str, list[SplitWritten]] = {}

@@ -29,9 +29,12 @@ from benchsmith.builders.base import DatasetKind, RowAuditor
 from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import progress_bar
+from benchsmith.hf.layout import splits_written
 from benchsmith.hf.reader import read_build_info, split_files
-from benchsmith.publish.folder_audit import check_folder_accounts
+from benchsmith.publish.folder_audit import check_folder_accounts, check_rederived_info
 from benchsmith.publish.roots import require_roots, resolve_roots
+from benchsmith.publish.row_builds import KEY as ROW_BUILDS
+from benchsmith.publish.row_builds import BuildTally, count_builds
 
 BATCH_ROWS = 32
 
@@ -190,6 +193,8 @@ def audit_dataset(
         if wanted
         else sum(info["configs"][c][s]["num_examples"] for c in chosen for s in available[c])
     )
+    whole = wanted is None and not configs
+    builds = BuildTally(info.get(ROW_BUILDS) if whole else None)
     bar = progress_bar(total=total, desc=f"audit {dataset_dir.name}", unit="row")
     for config in chosen:
         id_column = auditor.id_column(config)
@@ -201,6 +206,7 @@ def audit_dataset(
                             found.add(str(row[id_column]))
                             report.decisions += list(row["provenance"]["decisions"])
                         report.rows_checked += 1
+                        builds.add(config, row.get(id_column or ""), row.get("provenance"))
                         bar.update(1)
                         _audit_row(auditor, sources, config, split, row, report)
     bar.close()
@@ -212,8 +218,14 @@ def audit_dataset(
     else:
         auditor.check_whole(report)
         _report_row_order(auditor, report)
-        if not configs:  # the whole folder: its own accounts too (counts, card, Croissant)
-            check_folder_accounts(dataset_dir, info, report)
+        if whole:  # the whole folder: its own accounts too (counts, card, Croissant, builds)
+            check_rederived_info(info, auditor.rederived_info(), report)
+            check_folder_accounts(dataset_dir, info, report, auditor.card_recipe())
+            unread = [
+                w for w in splits_written(info.get("configs")) if w.config not in chosen
+            ]  # copied configs
+            builds.add_recorded(count_builds(dataset_dir, unread))
+            builds.report(report)
     return report
 
 

@@ -21,18 +21,92 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchsmith.builders.audit_report import AuditReport
+from benchsmith.builders.base import CardRecipe
+from benchsmith.core.text_differences import WHOLE, data_differences, differences, json_values
+from benchsmith.hf.layout import splits_written
 from benchsmith.hf.reader import readme_metadata
+from benchsmith.publish.folder_texts import (
+    CROISSANT_FILE,
+    LICENSE_FILE,
+    features_in,
+    folder_texts,
+)
 
-CROISSANT_FILE = "croissant.json"
+
+def check_rederived_info(
+    info: dict[str, Any], rederived: dict[str, Any], report: AuditReport
+) -> None:
+    """Each ``build_info.json`` key the family's audit re-derived against the recorded value;
+    every differing field is named (``build_info.json: stats.positive_needles``)."""
+    before = len(report.failures)
+    for key, expected in rederived.items():
+        found = json_values(info.get(key))
+        for where, said, derived in data_differences(found, expected):
+            field = key if where == WHOLE else f"{key}.{where}"
+            report.fail(f"says {said}, the re-derivation gives {derived}",
+                        path=f"build_info.json: {field}")  # fmt: skip
+    if rederived and len(report.failures) == before:
+        names = ", ".join(sorted(rederived))
+        report.checked("folder", f"build_info.json field(s) equal their re-derivation ({names})")
 
 
-def check_folder_accounts(dataset_dir: Path, info: dict[str, Any], report: AuditReport) -> None:
-    """Check ``build_info.json``'s counts, the card and ``croissant.json`` against the shards
-    and each other (run once per whole-dataset audit)."""
+def check_folder_texts(
+    dataset_dir: Path, info: dict[str, Any], recipe: CardRecipe, report: AuditReport
+) -> None:
+    """The card, the licence and ``croissant.json`` as the publisher makes them from this
+    folder's ``build_info.json`` and shards; each file that differs is named with the fields
+    (front matter, JSON) or lines (the card's prose) that differ."""
+    written = splits_written(info.get("configs"))
+    if not all((dataset_dir / f).is_file() for w in written for f in w.files):
+        report.checked("skipped", "card and croissant.json not re-rendered: a shard is missing")
+        return  # the shard check names it
+    try:
+        features = features_in(dataset_dir, written)
+        texts = folder_texts(recipe, info, written, features, dataset_dir)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        report.checked("skipped", f"card not re-rendered: a shard does not read ({exc})")
+        return  # the shard check names it
+    except Exception as exc:  # a build_info.json the family's card cannot be made from
+        report.fail(f"the card cannot be rendered from it ({type(exc).__name__}: {exc})",
+                    path="build_info.json")  # fmt: skip
+        return
+    if LICENSE_FILE not in texts and (dataset_dir / LICENSE_FILE).exists():
+        report.fail("the publisher writes no licence file for this dataset: this one was added",
+                    path=LICENSE_FILE)  # fmt: skip
+    before = len(report.failures)
+    for name, expected in texts.items():
+        path = dataset_dir / name
+        try:
+            found = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            report.fail("missing: the publisher writes it", path=name)
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            report.fail(f"does not read as UTF-8 text ({exc})", path=name)
+            continue
+        for where, said, rendered in (
+            differences(name, found, expected) if found != expected else ()
+        ):
+            report.fail(f"says {said}, re-rendered from build_info.json and the shards: "
+                        f"{rendered}", path=f"{name}: {where}")  # fmt: skip
+    if len(report.failures) == before:
+        report.checked("folder", "card, licence and croissant.json equal their re-rendering")
+
+
+def check_folder_accounts(
+    dataset_dir: Path, info: dict[str, Any], report: AuditReport, recipe: CardRecipe | None = None
+) -> None:
+    """Check ``build_info.json``'s counts against the shards, then the card, the licence and
+    ``croissant.json``: rendered again from the folder with the family's ``recipe`` and compared
+    byte for byte; without a recipe, their metadata against ``build_info.json`` (run once per
+    whole-dataset audit)."""
     configs = info.get("configs") or {}
     _check_counts(dataset_dir, configs, report)
-    _check_card(dataset_dir, info, report)
-    _check_croissant(dataset_dir, info, report)
+    if recipe is None:
+        _check_card(dataset_dir, info, report)
+        _check_croissant(dataset_dir, info, report)
+    else:
+        check_folder_texts(dataset_dir, info, recipe, report)
 
 
 def _check_counts(dataset_dir: Path, configs: dict[str, Any], report: AuditReport) -> None:

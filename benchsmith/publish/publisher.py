@@ -12,11 +12,14 @@ A family says *what* to write (configs with features and row batches, its part o
   plus the family's own keys;
 - the card is the family's template with the Hub YAML (``configs``, ``dataset_info``) the
   publisher derives from what was written; the family's licence terms go into the card and
-  ``LICENSE.md``, which ``license_link`` names (the Hub's field for ``license: other``).
+  ``LICENSE.md``, which ``license_link`` names (the Hub's field for ``license: other``); the
+  card, the licence and ``croissant.json`` come from :func:`~.folder_texts.folder_texts`,
+  which the audit calls again on the published folder.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +31,13 @@ from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_w
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import code_revision
-from benchsmith.hf.card import render_card, size_category
-from benchsmith.hf.layout import (
-    SplitWritten,
-    configs_info,
-    configs_metadata,
-    dataset_info_metadata,
-    write_split,
-)
-from benchsmith.publish.croissant import croissant, croissant_text
+from benchsmith.hf.layout import SplitWritten, configs_info, write_split
+from benchsmith.publish.folder_texts import folder_texts, in_published_order
 from benchsmith.publish.roots import portable_roots
-
-CROISSANT_FILE = "croissant.json"
+from benchsmith.publish.row_builds import KEY, count_builds
 
 DEFAULT_MAX_SHARD_MB = 256.0
 BUILD_INFO = "build_info.json"
-LICENSE_FILE = "LICENSE.md"  # the terms a `license: other` card links to
 
 
 def shard_bytes(max_shard_mb: float) -> int:
@@ -77,6 +71,7 @@ def publish(
         for copied in publication.copy_configs(staging):
             written.append(copied.written)
             features[copied.written.config] = copied.features
+        written = in_published_order(written)
         info = {
             **_portable(publication.build_info(written), out_dir),
             **publication.write_extra(staging),
@@ -85,32 +80,15 @@ def publish(
             "benchsmith_version": __version__,
             "code_revision": code_revision(),
             "configs": configs_info(written),
+            KEY: count_builds(staging, written),  # which code made the rows, recounted by audit
         }
         atomic_write_json(staging / BUILD_INFO, info)
-        card = publication.card(info, written)
-        examples = sum(w.num_examples for w in written)
-        metadata = {
-            "size_categories": [size_category(examples)],
-            **card.metadata,
-            "version": version,
-            "configs": configs_metadata(written, card.default_config),
-            "dataset_info": dataset_info_metadata(written, features),
-        }
-        audit = {
-            "how": publication.audit_how,
-            "not_rederived": publication.not_rederived,
-        }
-        if card.license_text:
-            name = metadata.get("pretty_name", publication.family)
-            atomic_write_text(staging / LICENSE_FILE, f"# Licence: {name}\n\n{card.license_text}")
-            metadata["license_link"] = LICENSE_FILE
-        context = {**card.context, "audit": audit, "license_text": card.license_text}
-        atomic_write_text(
-            staging / "README.md", render_card(publication.card_template, metadata, context)
-        )
-        document = croissant(staging, metadata, info, written, features, card.rai,
-                             card.license_text)  # fmt: skip
-        atomic_write_text(staging / CROISSANT_FILE, croissant_text(document))
+        # rendered from build_info.json as written (keys sorted, tuples as lists), as the
+        # audit renders it again
+        recorded = json.loads((staging / BUILD_INFO).read_text(encoding="utf-8"))
+        texts = folder_texts(publication.card_recipe(), recorded, written, features, staging)
+        for name, text in texts.items():
+            atomic_write_text(staging / name, text)
     log(f"{publication.summary(info)} -> {out_dir} (version {version})")
     return info
 

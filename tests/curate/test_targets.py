@@ -16,6 +16,8 @@ from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.hf.dataset_view import DatasetView
+from benchsmith.hf.layout import splits_written
+from benchsmith.publish.folder_texts import features_in, folder_texts
 from benchsmith.publish.roots import resolve_roots
 
 MMNEEDLE_CONFIG = "m10_n2_k1"
@@ -266,8 +268,9 @@ def test_audit_prints_the_decisions_of_a_curated_mmneedle_sample(curated_mmneedl
 
 
 def test_a_kept_row_deleted_with_every_account_fixed_is_named(curated_mmneedle, tmp_path, capsys):
-    """The last kept row deleted, its shard renamed to the new hash and build_info, the card and
-    croissant.json all made to agree: only the decision log still knows it was kept."""
+    """The last kept row deleted, its shard renamed to the new hash, build_info.json's counts
+    edited and the card, licence and croissant.json rendered again from it: every account
+    agrees, only the decision log still knows the row was kept."""
     import hashlib
     import shutil
 
@@ -282,22 +285,20 @@ def test_a_kept_row_deleted_with_every_account_fixed_is_named(curated_mmneedle, 
     renamed = shard.with_name(f"test-00000-{hashlib.sha256(shard.read_bytes()).hexdigest()[:16]}"
                               ".parquet")  # fmt: skip
     shard.rename(renamed)
-    old_name, new_name = written["files"][0], renamed.relative_to(folder).as_posix()
-    old_rows, old_bytes = written["num_examples"], written["num_bytes"]
-    written.update(files=[new_name], num_examples=old_rows - 1, num_bytes=renamed.stat().st_size)
+    new_name = renamed.relative_to(folder).as_posix()
+    written.update(files=[new_name], num_examples=written["num_examples"] - 1,
+                   num_bytes=renamed.stat().st_size)  # fmt: skip
+    info["rows_built_by"][0]["rows"] -= 1
     (folder / "build_info.json").write_text(json.dumps(info), encoding="utf-8")
-    card = (folder / "README.md").read_text(encoding="utf-8")
-    card = card.replace(f"num_examples: {old_rows}\n", f"num_examples: {old_rows - 1}\n")
-    card = card.replace(f"num_bytes: {old_bytes}\n", f"num_bytes: {written['num_bytes']}\n")
-    (folder / "README.md").write_text(card, encoding="utf-8")
-    croissant = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
-    for item in croissant["distribution"]:
-        if item.get("@id") == old_name:
-            data = renamed.read_bytes()
-            item.update({"@id": new_name, "name": new_name, "contentUrl": new_name,
-                         "contentSize": f"{len(data)} B",
-                         "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
-    (folder / "croissant.json").write_text(json.dumps(croissant), encoding="utf-8")
+    # the card, the licence and croissant.json rendered again by benchsmith's own publisher
+    # code from the edited build_info.json: every account agrees with the rows left
+    kind, _ = dataset_kind(folder)
+    recipe = kind.auditor(folder, info, dict(resolve_roots(info["roots"], curated_mmneedle))
+                          ).card_recipe()  # fmt: skip
+    splits = splits_written(info["configs"])
+    for name, text in folder_texts(recipe, info, splits, features_in(folder, splits),
+                                   folder).items():  # fmt: skip
+        (folder / name).write_text(text, encoding="utf-8")
     assert main(["audit", str(folder), *roots]) == 1
     failures = [line.strip() for line in capsys.readouterr().out.splitlines()
                 if line.strip().startswith("FAIL ")]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Change any column of any row and the audit fails naming it: every family, config, column.
+"""Change any column of any row and the audit fails naming it: every family, config, column;
+and what each family writes beside its rows (card, Croissant, decision log, counts) too.
 
 A copy of each published folder of the sample project (MMNeedle, VL-ICL, MMIU, MULTI, the curated targets)
 gets one value changed per column of every config, in different rows where the config has
@@ -100,6 +101,63 @@ def tamper(folder: Path) -> list[tuple[str, str, str]]:
     return changed
 
 
+def _edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _card_sentence(folder: Path) -> str:
+    card = folder / "README.md"
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text + "Every answer was checked by hand.\n", encoding="utf-8")
+    return f"README.md: line {text.count(chr(10)) + 1}"
+
+
+def _croissant_description(folder: Path) -> str:
+    _edit_json(folder / "croissant.json", lambda d: d.update(description="A better dataset."))
+    return "croissant.json: description"
+
+
+def _removed_log(folder: Path) -> str:
+    """A removed question's decision rewritten (MULTI's decision log)."""
+    path = folder / "removed.jsonl"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    first = json.loads(lines[0])
+    first["decisions"][0]["reason"] = "TOO_EASY"
+    lines[0] = json.dumps(first)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return "removed.jsonl: line 1"
+
+
+def _count_of_first_task(*keys: str):
+    """A count in build_info.json's ``counts`` (of the first task) raised by one."""
+
+    def tamper(folder: Path) -> str:
+        info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
+        path = (sorted(info["counts"])[0], *keys)
+        holder = info["counts"]
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] += 1
+        (folder / "build_info.json").write_text(json.dumps(info), encoding="utf-8")
+        return "build_info.json: counts." + ".".join(path)
+
+    return tamper
+
+
+# what each family writes beside its rows, one change each: the audit must name them all too
+FOLDER_TAMPERS = {
+    "mmneedle": (_card_sentence, _croissant_description),
+    "vlicl": (_card_sentence, _count_of_first_task("query", "removed")),
+    "mmiu": (_croissant_description, _count_of_first_task()),
+    "multi": (_card_sentence, _removed_log),
+    "curated/mmneedle_m1_n2_k1": (_card_sentence,),
+    "curated/vlicl_clevr_query": (_croissant_description,),
+    "curated/mmiu_jigsaw": (_card_sentence,),
+}
+
+
 def _roots_of(source: Path) -> list[str]:
     """``--root`` flags pointing a copy of ``source`` at the original's source folders."""
     info = json.loads((source / "build_info.json").read_text(encoding="utf-8"))
@@ -119,8 +177,11 @@ def test_audit_names_every_changed_column(sample_project, tmp_path, monkeypatch,
     capsys.readouterr()
     changed = tamper(folder)
     assert len(changed) >= 10
+    beside = [change(folder) for change in FOLDER_TAMPERS[name]]
     assert main(argv) == 1
     failures = [line for line in capsys.readouterr().out.splitlines() if "FAIL" in line]
+    unnamed = [where for where in beside if not any(where in line for line in failures)]
+    assert not unnamed, (unnamed, failures[-12:])
     missed = [
         (config, split, index, column)
         for config, split, index, column in changed

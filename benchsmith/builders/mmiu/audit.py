@@ -23,9 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.audit_report import AuditReport, Digest
+from benchsmith.builders.base import CardRecipe
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG
 from benchsmith.builders.rebuild_audit import RebuildAuditor
 from benchsmith.core.progress import quietly
+from benchsmith.core.text_differences import json_values
+
+# build_info.json keys the plan makes, which the rebuild makes again
+PLAN_COUNTS = ("counts", "skips", "notes", "options", "params_hash", "seed")
 
 DATASET_ROOTS = {"scannet": "scannet", "coco": "coco", "mmiu-release": "release"}
 
@@ -42,6 +47,13 @@ def digests(row: dict[str, Any]) -> dict[str, Any]:
 
 class MmiuAuditor(RebuildAuditor):
     moved_hint = "pass --root scannet=DIR or --root coco=DIR if they moved"
+
+    def card_recipe(self) -> CardRecipe:
+        from benchsmith.builders.mmiu.card import mmiu_card
+        from benchsmith.builders.mmiu.publication import MmiuPublication
+
+        # a rehydrated copy is carded as the build it copies (RehydratedPublication)
+        return CardRecipe.of(MmiuPublication, lambda info, written: mmiu_card(info))
 
     def id_column(self, config: str) -> str | None:
         return "item_id" if config == CIRCULAR_CONFIG else "id"
@@ -78,6 +90,7 @@ class MmiuAuditor(RebuildAuditor):
             with quietly():
                 build_mmiu(config, sources, folder / "plan")
             plan = MmiuPlanDir.read(folder / "plan")
+            self.rederived = json_values({key: plan.info.get(key, {}) for key in PLAN_COUNTS})
             images = scratch.enter_context(plan.image_sources())
         except BaseException:
             scratch.close()  # a failed rebuild leaves no scratch folder behind

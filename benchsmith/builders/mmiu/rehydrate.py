@@ -18,6 +18,7 @@ from typing import Any
 from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.mmiu.features import SPLIT, features_for
 from benchsmith.builders.mmiu.images import ImageSources, checked_render, ref_extension
+from benchsmith.builders.mmiu.publication import MmiuPublication
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.hf.image_names import neutral_image_name
 from benchsmith.hf.layout import SplitWritten
@@ -39,10 +40,7 @@ def filled(row: dict[str, Any], sources: ImageSources) -> dict[str, Any]:
 class RehydratedPublication(Publication):
     family = "mmiu"
     card_template = "mmiu.md.j2"
-    audit_how = (
-        "the plan is rebuilt from the recorded ScanNet and COCO copies with the recorded "
-        "parameters, every image re-rendered and checked by sha256"
-    )
+    audit_how = MmiuPublication.audit_how  # carded as the build it copies: one audit
 
     def __init__(self, dataset: Path, scannet: Path | None, release: Path | None = None):
         from benchsmith.hf.reader import read_build_info

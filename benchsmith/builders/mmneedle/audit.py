@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.features import haystack_config
 from benchsmith.builders.mmneedle.publication import RowContext, haystack_row, sample_row
@@ -31,6 +31,7 @@ from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, rende
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash, sha256_bytes
 from benchsmith.core.progress import quietly
+from benchsmith.core.text_differences import json_values
 from benchsmith.hf.reader import read_rows
 from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME
 
@@ -50,6 +51,18 @@ class MmneedleAuditor(RowAuditor):
         self.context: RowContext | None = None
         self._digests: dict[str, str] = {}  # stitched_id -> sha256 of its re-rendered JPEG
         self._seen: dict[str, set[Any]] = {}
+
+    _rederived: dict[str, Any] = {}
+
+    def rederived_info(self) -> dict[str, Any]:
+        """The plan's counts (skipped captions, stats, QA per config, twins) as the re-run
+        plan gives them, and the params hash of the recorded parameters."""
+        return self._rederived
+
+    def card_recipe(self) -> CardRecipe:
+        from benchsmith.builders.mmneedle.publication import MmneedlePublication, mmneedle_card
+
+        return CardRecipe.of(MmneedlePublication, mmneedle_card)
 
     def id_column(self, config: str) -> str | None:
         return "stitched_id" if config.startswith("haystacks_") else "sample_id"
@@ -91,6 +104,8 @@ class MmneedleAuditor(RowAuditor):
         from benchsmith.builders.mmneedle.plan import (
             plan_mmneedle,
             pool_rows,
+            qa_report,
+            sample_frame,
             sample_rows,
             used_image_rows,
         )
@@ -122,6 +137,13 @@ class MmneedleAuditor(RowAuditor):
         params = {"plan": self.info["params"]["plan"], "render": self.render}
         self.context = RowContext(params_hash(params), config.seed, source.sha256, images)
         self.expected = expected
+        self._rederived = json_values({
+            "params_hash": self.context.params_hash,
+            "skipped": dict(sorted(source.skipped.items())),
+            "stats": dict(sorted(plan.stats.items())),
+            "twins": plan.twins,
+            "qa": {s.name: qa_report(sample_frame(plan, s)) for s in config.settings()},
+        })  # fmt: skip
 
     def _render_digests(self, pools: dict[int, list[tuple[str, list[int]]]]) -> None:
         from benchsmith.builders.mmneedle.render import stitched_digests

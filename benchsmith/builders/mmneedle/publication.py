@@ -303,33 +303,38 @@ class MmneedlePublication(Publication):
         }
 
     def card(self, info: dict[str, Any], written: list[SplitWritten]) -> Card:
-        sample_configs = sorted(
-            (w for w in written if not w.config.startswith("haystacks_")), key=lambda w: w.config
-        )
-        default = (
-            "m10_n2_k1"
-            if any(w.config == "m10_n2_k1" for w in written)
-            else (sample_configs[0].config if sample_configs else None)
-        )
-        metadata = {
-            "pretty_name": "MMNeedle (benchsmith rebuild)",
-            "license": "other",
-            "license_name": "coco-annotations-cc-by-4.0-images-flickr",
-            "language": ["en"],
-            "task_categories": ["visual-question-answering"],
-            "tags": ["multimodal", "long-context", "needle-in-a-haystack", "benchsmith"],
-            "source_datasets": ["COCO 2014 val"],
-        }
-        context = {
-            "info": info,
-            "sample_configs": sample_configs,
-            "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
-            "default_config": default,
-        }
-        return Card(metadata, context, default, license_text=MMNEEDLE_LICENSE, rai=RAI)
+        return mmneedle_card(info, written)
 
     def summary(self, info: dict[str, Any]) -> str:
         return (
             f"mmneedle publish: {len(self.grids)} haystack configs + "
             f"{len(self.sample_configs)} sample configs"
         )
+
+
+def mmneedle_card(info: dict[str, Any], written: list[SplitWritten]) -> Card:
+    """The card of a published MMNeedle folder, from its build_info and splits alone."""
+    sample_configs = sorted(
+        (w for w in written if not w.config.startswith("haystacks_")), key=lambda w: w.config
+    )
+    default = (
+        "m10_n2_k1"
+        if any(w.config == "m10_n2_k1" for w in written)
+        else (sample_configs[0].config if sample_configs else None)
+    )
+    metadata = {
+        "pretty_name": "MMNeedle (benchsmith rebuild)",
+        "license": "other",
+        "license_name": "coco-annotations-cc-by-4.0-images-flickr",
+        "language": ["en"],
+        "task_categories": ["visual-question-answering"],
+        "tags": ["multimodal", "long-context", "needle-in-a-haystack", "benchsmith"],
+        "source_datasets": ["COCO 2014 val"],
+    }
+    context = {
+        "info": info,
+        "sample_configs": sample_configs,
+        "haystack_configs": [w for w in written if w.config.startswith("haystacks_")],
+        "default_config": default,
+    }
+    return Card(metadata, context, default, license_text=MMNEEDLE_LICENSE, rai=RAI)

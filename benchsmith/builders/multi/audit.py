@@ -17,9 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.audit_report import AuditReport, Digest
+from benchsmith.builders.base import CardRecipe
 from benchsmith.builders.multi.features import EXTEND
 from benchsmith.builders.rebuild_audit import RebuildAuditor
 from benchsmith.core.progress import quietly
+from benchsmith.core.text_differences import differences, json_values
+
+# build_info.json keys the questions and select steps make, which the rebuild makes again
+PLAN_COUNTS = ("counts", "source_kinds", "near_duplicates", "selection", "params_hash", "seed")
+
+REMOVED_LOG = "removed.jsonl"  # every question the build removed, with its decision
 
 DATASET_ROOTS = {"multi-release": "release", "multi-converted": "converted"}
 
@@ -33,6 +40,33 @@ def digests(row: dict[str, Any]) -> dict[str, Any]:
 
 class MultiAuditor(RebuildAuditor):
     moved_hint = "pass --root release=DIR or --root converted=DIR if they moved"
+
+    removed_log: bytes | None = None  # the decision log the rebuild wrote
+
+    def check_whole(self, report: AuditReport) -> None:
+        """Every rebuilt row published, and ``removed.jsonl`` (the questions the build
+        removed, each with its decision) the one the rebuild writes."""
+        super().check_whole(report)
+        if self.removed_log is None:
+            return
+        path = self.dataset_dir / REMOVED_LOG
+        found = path.read_bytes() if path.is_file() else None
+        if found is None:
+            report.fail("the decision log is missing", path=REMOVED_LOG)
+        elif found != self.removed_log:
+            text = found.decode("utf-8", errors="replace")
+            for where, said, rebuilt in differences(REMOVED_LOG, text, self.removed_log.decode()):
+                report.fail(
+                    f"says {said}, the rebuild wrote {rebuilt}", path=f"{REMOVED_LOG}: {where}"
+                )
+        else:
+            report.checked("decisions", "decision log(s) equal the rebuild's")
+
+    def card_recipe(self) -> CardRecipe:
+        from benchsmith.builders.multi.card import multi_card
+        from benchsmith.builders.multi.publication import MultiPublication
+
+        return CardRecipe.of(MultiPublication, lambda info, written: multi_card(info))
 
     def id_column(self, config: str) -> str | None:
         return "knowledge_key" if config == EXTEND else "question_id"
@@ -62,6 +96,12 @@ class MultiAuditor(RebuildAuditor):
                              recorded_elite=self.info.get("elite_ids")
                              if self.info["params"]["elite"]["mode"] == "file" else None)  # fmt: skip
             plan = QuestionsDir.read(Path(scratch) / "plan", "select")
+            self.rederived = json_values({
+                **{key: plan.info.get(key) for key in PLAN_COUNTS},
+                "elite": {k: v for k, v in plan.info["elite"].items() if k != "ids"},
+                "elite_ids": plan.info["elite"].get("ids", []),
+            })  # fmt: skip
+            self.removed_log = (Path(scratch) / "plan" / REMOVED_LOG).read_bytes()
             for config_name, row in expected_rows(plan):
                 key = row.get("knowledge_key") if config_name == EXTEND else row["question_id"]
                 expected.setdefault(config_name, {})[key] = digests(row)

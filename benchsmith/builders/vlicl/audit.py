@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import RowAuditor
+from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.builders.vlicl.build_dir import resolve_roots
 from benchsmith.builders.vlicl.features import EPISODES_CONFIG, SAMPLERS, SPLITS
 from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import quietly
+from benchsmith.core.text_differences import json_values
+from benchsmith.hf.layout import splits_written
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to
 DATASET_ROOTS = {"miniimagenet": "miniimagenet", "clevr": "clevr", "vl-icl": "ingest"}
@@ -54,6 +56,17 @@ class VliclAuditor(RowAuditor):
         self.episodes: dict[str, list[dict[str, Any]]] = {}  # sampler -> rows in order
         self._seen: dict[str, set[str]] = {}
         self._episode_index: dict[str, int] = {}
+
+    _rederived: dict[str, Any] = {}
+
+    def rederived_info(self) -> dict[str, Any]:
+        return self._rederived
+
+    def card_recipe(self) -> CardRecipe:
+        from benchsmith.builders.vlicl.card import vlicl_card
+        from benchsmith.builders.vlicl.publication import VliclPublication
+
+        return CardRecipe.of(VliclPublication, lambda info, written: vlicl_card(info))
 
     def id_column(self, config: str) -> str | None:
         # an episode is named by its query: --id QUERY_ID audits every episode of that query
@@ -94,6 +107,7 @@ class VliclAuditor(RowAuditor):
             VliclPublication,
             _ids,
             episode_rows,
+            rederivable_info,
             task_rows,
         )
 
@@ -110,6 +124,10 @@ class VliclAuditor(RowAuditor):
             build_vlicl(config, sources, plan)
             check_vlicl_leakage(plan, threshold, workers=self.workers)
             inputs = VliclPublication(plan).inputs
+            written = splits_written(self.info["configs"])
+            self._rederived = json_values(rederivable_info(inputs, written))
+            fingerprint = (self.info.get("leakage") or {}).get("build_fingerprint")
+            self._rederived["leakage"]["build_fingerprint"] = fingerprint  # a hash of paths too
             expected: dict[str, dict[str, dict[str, Any]]] = {}
             for task in inputs.tasks:
                 for split in SPLITS:

@@ -232,6 +232,34 @@ def build_info(
 ) -> dict[str, Any]:
     """VL-ICL's part of build_info.json (the publisher adds version, code and configs)."""
     info = inputs.build.info
+    return {
+        "mode": info.get("mode", "rebuild"),
+        "builder_version": info.get("builder_version"),
+        "libraries": {
+            "pillow": PIL.__version__,
+            "freetype": pil_features.version("freetype2"),
+            "datasets": datasets.__version__,
+        },
+        "params": info.get("params", {}),
+        "params_hash": info["params_hash"],
+        "seed": info.get("seed", 0),
+        "roots": {k: str(v) if v else None for k, v in inputs.build.roots.items()},
+        "font": info.get("font"),
+        "build_fingerprint": inputs.leakage["build_fingerprint"],  # hashes the build's paths too
+        **rederivable_info(inputs, written),
+        "answer_histograms": {
+            t: {s: sorted_histogram(c) for s, c in splits.items()}
+            for t, splits in histograms.items()
+            if t == "clevr"
+        },
+    }
+
+
+def rederivable_info(inputs: PublishInputs, written: list[SplitWritten]) -> dict[str, Any]:
+    """The part of build_info.json that follows from the build and leakage check alone: what
+    the audit, which re-runs both, re-derives and compares (but the leakage report's
+    ``build_fingerprint``, a hash of the build folder, whose build_info records its paths)."""
+    info = inputs.build.info
     by_config: dict[str, dict[str, Any]] = {}
     for w in written:
         by_config.setdefault(w.config, {})[w.split] = {"num_examples": w.num_examples}
@@ -251,28 +279,10 @@ def build_info(
         for t in inputs.tasks
     }
     return {
-        "mode": info.get("mode", "rebuild"),
-        "builder_version": info.get("builder_version"),
-        "libraries": {
-            "pillow": PIL.__version__,
-            "freetype": pil_features.version("freetype2"),
-            "datasets": datasets.__version__,
-        },
-        "params": info.get("params", {}),
-        "params_hash": info["params_hash"],
-        "seed": info.get("seed", 0),
-        "roots": {k: str(v) if v else None for k, v in inputs.build.roots.items()},
-        "font": info.get("font"),
-        "sources_digest": info.get("sources_digest", {}),
-        "build_fingerprint": inputs.leakage["build_fingerprint"],
         "counts": counts,
         "choices": info.get("choices", []),
         "stats": info.get("stats", {}),
-        "answer_histograms": {
-            t: {s: sorted_histogram(c) for s, c in splits.items()}
-            for t, splits in histograms.items()
-            if t == "clevr"
-        },
+        "sources_digest": info.get("sources_digest", {}),
         "leakage": {k: v for k, v in inputs.leakage.items() if k != "format"},
     }
 
