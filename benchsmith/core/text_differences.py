@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from typing import Any
 
 import yaml
@@ -18,6 +19,7 @@ ABSENT = object()
 WHOLE = "(whole document)"  # the path of a difference at the top level
 ENTRY_KEYS = ("@id", "config_name", "name")  # what names an entry of a list, in that order
 SHOWN_CHARACTERS = 80
+CONTEXT_CHARACTERS = 20  # shown before the first differing character of a long line
 NAMED_PER_FILE = 10  # a file rewritten whole is named by its first ten differences
 
 
@@ -68,12 +70,29 @@ def _lines(found: str, expected: str, first: int = 1) -> list[tuple[str, str, st
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
-            said = _shown(a[i1]) if i1 < i2 else "nothing (a line the re-rendering has)"
-            rendered = _shown(b[j1]) if j1 < j2 else "nothing (a line was added)"
+            x, y = (a[i1] if i1 < i2 else None), (b[j1] if j1 < j2 else None)
+            start = _where_lines_part(x, y)
+            said = (
+                _shown_from(x, start) if x is not None else "nothing (a line the re-rendering has)"
+            )
+            rendered = _shown_from(y, start) if y is not None else "nothing (a line was added)"
             named.append((f"line {first + i1}", said, rendered))
     if not named:  # the same lines: other line endings or final newline
         named.append((f"line {first + len(a) - 1}", "other line endings", "the publisher's"))
     return named
+
+
+def _where_lines_part(x: str | None, y: str | None) -> int:
+    """Where two versions of a line part, less some context: long lines are shown from
+    there, so the change is in view."""
+    if x is None or y is None:
+        return 0
+    common = len(os.path.commonprefix([x, y]))
+    return 0 if common < SHOWN_CHARACTERS // 2 else common - CONTEXT_CHARACTERS
+
+
+def _shown_from(line: str, start: int) -> str:
+    return _shown(line) if start <= 0 else "…" + _shown(line[start:])
 
 
 def _paths(a: Any, b: Any, path: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:

@@ -65,3 +65,12 @@ def test_values_compare_as_json_reads_them():
     assert data_differences(json_values({"t": (1, 2)}), {"t": [1, 2]}) == []
     assert data_differences("abc", "abd") == [(WHOLE, "'abc'", "'abd'")]
     assert data_differences({"n": 1}, {"n": 1.0}) == [("n", "1", "1.0")]
+
+
+def test_a_long_line_is_shown_from_where_it_changes():
+    before = "- **Rendering:** " + "cells of 256 px, " * 8 + "JPEG quality 75"
+    after = before.replace("JPEG quality 75", "JPEG quality (lossless) 75")
+    ((where, said, rendered),) = differences("README.md", after + "\n", before + "\n")
+    assert where == "line 1"
+    assert "(lossless)" in said and said.startswith("…")
+    assert "JPEG quality 75" in rendered
