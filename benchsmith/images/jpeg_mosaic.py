@@ -12,10 +12,10 @@ quantisation per 8 x 8 block. When the cell size is a multiple of 16, the stitch
 quantised coefficients are therefore exactly those of its cells encoded alone. What is not
 local is the entropy coding: each block's DC coefficient is coded as the difference from the
 previous block of its component, in MCU order across the whole image. So a tile is
-entropy-coded once (by Pillow, on its own), its scan is indexed once (:func:`index_tile`:
+entropy-coded once (by Pillow, on its own), its scan is indexed once (``index_tile``:
 where, in each row of MCUs, the three differences that depend on the previous tile sit), and a
 mosaic's scan is written by copying each tile's MCU rows bit for bit and coding those three
-differences again (:func:`write_mosaic`). The header is Pillow's own, from encoding a blank
+differences again (``write_mosaic``). The header is Pillow's own, from encoding a blank
 canvas of the mosaic's size with the same settings.
 
 The result is the JPEG Pillow writes for the pasted canvas, byte for byte.
@@ -29,13 +29,22 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from benchsmith.images.jpeg_mosaic_kernel import INDEX_COLUMNS, index_tile, write_mosaic
-
 MCU = 16  # 4:2:0: one MCU is 16 x 16 pixels
+
+
+def _kernel() -> Any:
+    """The numba kernels, loaded on first use: loading them costs a second, which a process
+    that imports the renderer only to publish or audit rows never pays."""
+    from benchsmith.images import jpeg_mosaic_kernel
+
+    return jpeg_mosaic_kernel
+
+
 _PAD = 8  # zero bytes after an unstuffed scan, so the kernels' 5-byte peeks stay in bounds
 
 
@@ -172,10 +181,10 @@ def tile_from_jpeg(data: bytes) -> Tile:
     dc_y, ac_y, dc_c, ac_c, *_ = _tables(parsed.header + b"\xff\xd9")
     bits = _unstuff(parsed.scan)
     rows = parsed.width // MCU
-    index = np.zeros((rows, INDEX_COLUMNS), np.int64)
+    index = np.zeros((rows, _kernel().INDEX_COLUMNS), np.int64)
     bits.flags.writeable = False
     nbits = (bits.size - _PAD) * 8
-    if index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index) != 0:
+    if _kernel().index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index) != 0:
         raise MosaicUnsupported("the scan does not decode")
     return Tile(bits, index)
 
@@ -220,7 +229,9 @@ def write_mosaic_jpeg(
     out = np.empty(len(header) + 2 * scan_bytes + 2, np.uint8)  # stuffing at most doubles
     out[: len(header)] = np.frombuffer(header, np.uint8)
     body = out[len(header) :]
-    n = write_mosaic(bits, starts, indexes, used, grid, y_codes, y_sizes, c_codes, c_sizes, body)
+    n = _kernel().write_mosaic(
+        bits, starts, indexes, used, grid, y_codes, y_sizes, c_codes, c_sizes, body
+    )
     body[n : n + 2] = (0xFF, 0xD9)
     return out[: len(header) + n + 2].tobytes()
 
@@ -299,7 +310,7 @@ def matches_installed_pillow(quality: int) -> bool:
 
 def index_bytes(side: int) -> int:
     """Bytes of a tile's index at the start of its slot."""
-    return (side // MCU) * INDEX_COLUMNS * 8
+    return (side // MCU) * _kernel().INDEX_COLUMNS * 8
 
 
 def slot_bytes(side: int) -> int:
@@ -339,7 +350,7 @@ def mosaic_from_slots(
     head = index_bytes(side)
     used = np.asarray(layout, np.int64)
     indexes = np.ascontiguousarray(slots[used, :head]).view(np.int64)
-    indexes = indexes.reshape(len(used), side // MCU, INDEX_COLUMNS)
+    indexes = indexes.reshape(len(used), side // MCU, _kernel().INDEX_COLUMNS)
     flat = slots.reshape(-1)
     if flat.flags.writeable:
         flat = flat.view()
