@@ -4,8 +4,11 @@ Predictions: JSONL, ``{"id": "3d_pose_estimation_00003", "response": "B"}`` (``s
 accepted for ``id``; ``model`` is read in ``--legacy`` mode). Gold: the published ``answer``
 letter; only the text columns are read, never the images.
 
-Default policy (:func:`benchsmith.scoring.option_letters.extract_letter`): exact letter, answer
-patterns, a unique option text, then (``--judge-model``) an LLM judge through the one client
+Default policy (:func:`benchsmith.scoring.option_letters.extract_letter`): the reply read as
+models write it (full-width forms, ``<think>`` blocks, chat prefixes, Markdown and LaTeX
+wrappers), then an exact letter, the letter after the last English or Chinese answer cue, a
+leading or a bracketed letter, a unique option text on word boundaries; a refusal is counted
+as such; then (``--judge-model``) an LLM judge through the one client
 (cached replies, the model recorded in the report); anything else is wrong and counted as
 unparsed. Every sample of the config is scored: a missing row or a null response is wrong.
 Accuracy per task; a relationship's score is the mean of its tasks' accuracies and the overall
@@ -23,6 +26,7 @@ judge, replies that need one are dropped from the denominator and counted (``nee
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -63,12 +67,25 @@ def relationship_names(dataset_dir: Path, config: str) -> list[str]:
 
 
 def load_gold(dataset_dir: Path, config: str) -> list[dict[str, Any]]:
-    columns = GOLD_COLUMNS + (["item_id"] if config == CIRCULAR else [])
+    columns = GOLD_COLUMNS + (["item_id"] if config == CIRCULAR else ["task_extras"])
     rows = read_gold_table(dataset_dir, config, SPLIT, columns).to_pylist()
     names = relationship_names(dataset_dir, config)
     for row in rows:
         row["relationship"] = names[row["relationship"]]
+        row["options_text"] = release_options_text(row)
     return rows
+
+
+def release_options_text(row: dict[str, Any]) -> str:
+    """The options as the official judge prompt quotes them: the release's own ``options``
+    string for an ingested row (its spacing, blank lines and final newline kept), else the
+    ``A: ...`` lines the release format writes (a built row, or a rotation of ``circular``)."""
+    try:
+        extras = json.loads(row.get("task_extras") or "{}")
+    except ValueError:
+        extras = {}
+    raw = extras.get("options_raw") if isinstance(extras, dict) else None
+    return raw if isinstance(raw, str) else legacy_options_text(row["options"])
 
 
 def read_predictions(path: Path, known: set[str], strict: bool) -> tuple[dict[str, dict], int]:
@@ -114,7 +131,9 @@ def _judge(client: Any, prompts: list[str]) -> list[Any]:
 
 
 def verdicts_default(gold, predictions, client) -> dict[str, dict[str, Any]]:
-    """Per sample: ``correct``, ``step`` (exact/pattern/option_text/judge/none/missing)."""
+    """Per sample: ``correct``, ``step`` (the extraction step that decided: exact, cue,
+    leading, bracketed, option_text, refusal, none; or judge, missing). A refusal is never
+    sent to the judge: it chose nothing."""
     out: dict[str, dict[str, Any]] = {}
     pending = []
     for row in gold:
@@ -124,7 +143,7 @@ def verdicts_default(gold, predictions, client) -> dict[str, dict[str, Any]]:
             continue
         letter, step = extract_letter(response, row["options"])
         out[row["id"]] = {"correct": letter == row["answer"], "step": step}
-        if letter is None and client is not None:
+        if letter is None and client is not None and step != "refusal":
             pending.append((row, response))
     if pending:
         prompts = [JUDGE_PROMPT.format(question=row["question"], answer=response,
@@ -158,7 +177,7 @@ def verdicts_legacy(gold, predictions, client) -> dict[str, dict[str, Any]]:
         for row, _ in pending:
             out[row["id"]] = {"correct": False, "step": "needs_judge", "dropped": True}
     elif pending:
-        prompts = [legacy_judge_prompt(row["question"], legacy_options_text(row["options"]),
+        prompts = [legacy_judge_prompt(row["question"], row["options_text"],
                                        legacy_prediction(response))
                    for row, response in pending]  # fmt: skip
         for (row, _), result in zip(pending, _judge(client, prompts), strict=True):
@@ -185,6 +204,7 @@ def _task_block(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
         "dropped": len(verdicts) - len(counted),
         "missing": steps.get("missing", 0),
         "unparsed": steps.get("none", 0),
+        "refusals": steps.get("refusal", 0),
         "by_step": dict(sorted(steps.items())),
     }
 

@@ -25,8 +25,15 @@ Lenient policy, in order:
    (comma-separated integer triples, optionally bracketed, or ``-1``, joined by ``;``) that is
    not part of a longer list of numbers is a candidate. Exactly one distinct candidate with K
    needles (or a single ``-1``) is the answer (``"The answer is 10, 1, 1."``,
-   ``"10, 1, 1\nBecause ..."``); none, or two different ones, stays ``unparsed``. A location is
-   never pieced together from words (``"image 1, row 2, column 3"``) or guessed between two.
+   ``"10, 1, 1\nBecause ..."``); none, or two different ones, stays ``unparsed``.
+6. Else, locations written out with their labels, ``image 1, row 2, column 3`` (``col``,
+   ``image 1 row 2 col 3``), K of them and nothing else numbered, are the answer. A location is
+   never pieced together from loose numbers or guessed between two.
+
+Before step 2 the response is read as every scorer reads replies
+(:func:`benchsmith.scoring.option_letters.read_reply`): full-width digits folded,
+``<think>...</think>`` blocks and chat prefixes (``Assistant:``) dropped, ``\\boxed{}`` and
+other LaTeX wrappers unwrapped.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Literal
+
+from benchsmith.scoring.option_letters import read_reply
 
 Location = tuple[int, int, int]
 """A 1-based ``(image_index, row, col)``, as in the prompt and the published ``needles``."""
@@ -50,6 +59,11 @@ _PROSE_NEEDLE = r"(?:[(\[]\s*)?\d+\s*,\s*\d+\s*,\s*\d+(?:\s*[)\]])?|-1(?:\s*,\s*
 _PROSE_RUN = re.compile(rf"(?:{_PROSE_NEEDLE})(?:\s*;\s*(?:{_PROSE_NEEDLE}))*")
 _JOINED_BEFORE = re.compile(r"(?:[\w.\-]|,\s*)$")
 _JOINED_AFTER = re.compile(r"\s*,\s*-?\d|\.\d|\w|-\d")
+_LABELLED = re.compile(
+    r"image\s*#?\s*(\d+)\s*[,;:]?\s*(?:and\s+)?row\s*(\d+)\s*[,;:]?\s*(?:and\s+)?"
+    r"col(?:umn)?\s*(\d+)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -94,7 +108,9 @@ def _unbracket(text: str) -> str:
 
 def _parse_needle(part: str) -> Location | None:
     """One needle: ``None`` for absent, a location, or :class:`_Unparsable`."""
-    text = _unbracket(_peel(part))
+    # the brackets around one needle, or around the whole answer ("(2, 1, 3; 4, 1, 1)": the
+    # first needle keeps the opening one, the last the closing one)
+    text = _unbracket(_peel(part)).strip("()[]{}<> \t")
     if text == "-1":
         return None
     tokens = [tok for tok in re.split(r"[\s,]+", text) if tok]
@@ -121,7 +137,10 @@ def _prose_candidates(text: str, num_needles: int) -> set[tuple[Location | None,
         before, after = text[: match.start()], text[match.end() :]
         if _JOINED_BEFORE.search(before) or _JOINED_AFTER.match(after):
             continue  # part of a longer list, a decimal or a word: not an answer of its own
-        needles = [_parse_needle(part) for part in match.group().split(";")]
+        try:
+            needles = [_parse_needle(part) for part in match.group().split(";")]
+        except _Unparsable:
+            continue
         if len(needles) == 1 and needles[0] is None:
             needles = needles * num_needles
         if len(needles) == num_needles:
@@ -135,13 +154,26 @@ def parse_answer(text: str | None, num_needles: int) -> ParsedAnswer:
         raise ValueError(f"num_needles must be >= 1, got {num_needles}")
     if text is None or not text.strip():
         return ParsedAnswer("missing")
+    text = read_reply(text) or text
     parsed = _parse_formatted(text, num_needles)
     if parsed.status == "ok":
         return parsed
     candidates = _prose_candidates(_FENCE.sub("", text).replace("**", ""), num_needles)
     if len(candidates) == 1:
         return ParsedAnswer("ok", list(candidates.pop()))
-    return parsed
+    labelled = _labelled(text, num_needles)
+    return labelled if labelled is not None else parsed
+
+
+def _labelled(text: str, num_needles: int) -> ParsedAnswer | None:
+    """Step 6: K locations written with their labels, and no other number left over."""
+    found = list(_LABELLED.finditer(text))
+    if len(found) != num_needles:
+        return None
+    rest = _LABELLED.sub(" ", text)
+    if re.search(r"\d", rest):
+        return None  # another number besides the labelled ones: not one clear answer
+    return ParsedAnswer("ok", [tuple(int(g) for g in m.groups()) for m in found])
 
 
 def _parse_formatted(text: str, num_needles: int) -> ParsedAnswer:

@@ -107,6 +107,24 @@ def _block(scores: list[QuestionScore]) -> dict[str, Any]:
             "correct": sum(s.exact and s.possible > 0 for s in scores)}  # fmt: skip
 
 
+DENOMINATOR = (
+    "possible counts every question of the config, a question with no prediction included "
+    "(it earns 0); possible_answered counts only the questions with a prediction, as the "
+    "original script's total does, and score_answered is points over it"
+)
+
+
+def _answered_only(scores: dict[str, QuestionScore], replies: dict[str, Any]) -> dict[str, Any]:
+    """The total's two denominators side by side: ours (every question asked) and the
+    original's (only the questions a prediction answers)."""
+    answered = [s for q, s in scores.items() if q in replies]
+    possible = sum(s.possible for s in answered)
+    points = sum(s.points for s in answered)
+    return {"possible_answered": possible,
+            "score_answered": round(points / possible, 6) if possible else None,
+            "denominator": DENOMINATOR}  # fmt: skip
+
+
 def score_multi(dataset_dir: Path, config: str, predictions_path: Path, *, legacy: bool = False,
                 answer_position: str = "start", strict: bool = False) -> dict[str, Any]:  # fmt: skip
     gold = load_gold(Path(dataset_dir), config)
@@ -131,7 +149,10 @@ def score_multi(dataset_dir: Path, config: str, predictions_path: Path, *, legac
         "mode": "legacy" if legacy else "default",
         "answer_position": answer_position if legacy else None,
         "accuracy_unit": "fraction",
-        "overall": _block(list(scores.values())),
+        "overall": {
+            **_block(list(scores.values())),
+            **_answered_only(scores, replies),
+        },  # fmt: skip
         "per_level": {k: _block(v) for k, v in sorted(groups["level"].items())},
         "per_image_class": {k: _block(v) for k, v in sorted(groups["image_class"].items())},
         "per_type": {k: _block(v) for k, v in sorted(groups["question_type"].items())},

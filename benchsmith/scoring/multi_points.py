@@ -1,33 +1,37 @@
 """MULTI's points, as the paper defines them, with an answer extraction that reads what models
 write. Per question, ``(points, possible, detail)``:
 
-- **SA**: 1 point for the right letter (:func:`benchsmith.scoring.option_letters.extract_letter`
-  on the cleaned reply: "B", "(B)", "The answer is B", "答案是 B", a unique option text);
+- **SA**: 1 point for the right letter (:func:`benchsmith.scoring.option_letters.extract_letter`:
+  "B", "（B）", "【B】", "**B**", "故选A", "答案是 B", "The answer is B", a unique option text);
 - **MA**: one point per correct letter chosen, zero if any wrong letter is chosen (ACE answered
   AC gets 2, BC 0, ABCE 0), out of the number of correct letters; ``exact`` (MA-Acc) when the
-  chosen set is the gold set. Letters are read from the answer part of the reply: ``ACE``,
-  ``A, C, E``, ``A、C、E``, ``A和C``, ``A and C``;
+  chosen set is the gold set. Letters are read from the answer part of the reply, as one run
+  (``ACE``) or single letters apart (``A, C, E``, ``A、C、E``, ``A和C``, ``(A)(C)``); a group
+  that mixes both (``AC and B``) is no clear set: unparsed;
 - **FB**: one point per blank (``[MASK]``), the reply's and the gold's blanks split at line
-  breaks and ``;``/``；`` (the release writes some two-blank answers as ``春；秋``), each compared after NFKC, removing ``$`` and spaces and ignoring Latin case,
-  against the gold or any of its ``或`` alternatives;
-- **OP**: ROUGE-L F over jieba tokens (``rouge_chinese``), out of 1;
+  breaks and ``;``/``；`` (the release writes some two-blank answers as ``春；秋``), each read
+  the same way on both sides (NFKC, LaTeX wrappers and ``$`` removed, ``\\frac{a}{b}`` as
+  ``a/b``, spaces and a final full stop dropped, Latin case ignored) and compared with the gold
+  or any of its ``或`` alternatives;
+- **OP**: ROUGE-L F over jieba tokens (``rouge_chinese``) of the reply and the gold, both read
+  the same way, out of 1;
 - **Other** (drawing and the like): not scored (0 of 0), counted.
 
-**Cleanup** before reading: ``<think>...</think>`` removed, ``\\boxed{...}`` (with or without
-``\\text``) unwrapped, and the part after a final "answer is", "答案是", "答案为", "答案：" or
-"Answer:" kept. A **rejection** (the reply says the image is missing: ``缺少图片信息``,
-"image is missing", "cannot see the image", ...) scores 0 and is counted. Nothing is scaled by a
-hard-coded denominator: totals are the sums of what was asked.
+**Cleanup** before reading: the reply read as every scorer reads it
+(:func:`~benchsmith.scoring.option_letters.read_reply`: full-width forms, ``<think>`` blocks,
+chat prefixes, Markdown and LaTeX wrappers), then the part after a final "answer is", "答案是",
+"答案为", "答案：", "故选" or "Answer:" kept. A **rejection** (the reply says the image is
+missing: ``缺少图片信息``, "image is missing", "cannot see the image", ...) scores 0 and is
+counted. Nothing is scaled by a hard-coded denominator: totals are the sums of what was asked.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchsmith.scoring.option_letters import extract_letter
+from benchsmith.scoring.option_letters import extract_letter, read_reply
 
 REJECTIONS = (
     "缺少图片信息",
@@ -38,15 +42,16 @@ REJECTIONS = (
     "cannot see the image",
     "no image was provided",
 )
-THINK = re.compile(r"<think>.*?</think>", re.S | re.IGNORECASE)
-BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}", re.S)
-TEXT_WRAP = re.compile(r"^\\text\s*\{(.*)\}$", re.S)
 ANSWER_LEAD = re.compile(
-    r"(?:answer\s*(?:is|:)\s*:?|答案\s*(?:[是为]\s*[：:]?|[：:]))\s*", re.IGNORECASE
+    r"(?:answer\s*(?:is|:)\s*:?|答案\s*(?:应该?[是为]\s*[：:]?|[是为]\s*[：:]?|[：:])|[故应]选\s*[：:]?"
+    r"|^\s*选\s*[：:]?)\s*",
+    re.IGNORECASE,
 )
-MA_LETTERS = re.compile(
-    r"(?<![A-Za-z])([A-M](?:\s*(?:[,，、/]|和|与|and|&)?\s*[A-M])*)(?![A-Za-z])"
+LETTER_SEPARATOR = r"(?:\s*(?:[,，、/;；&]|和|与|及|and|AND)\s*|\s+)"
+MA_GROUP = re.compile(
+    rf"(?<![A-Za-z])[(\[【]?([A-M]+[)\]】]?(?:{LETTER_SEPARATOR}[(\[【]?[A-M]+[)\]】]?)*)(?![A-Za-z])"
 )
+FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
 
 @dataclass(frozen=True)
@@ -59,13 +64,10 @@ class QuestionScore:
 
 
 def clean_reply(reply: str | None) -> str:
-    text = THINK.sub("", reply or "")
-    text = text.split("</think>")[-1]  # an unclosed think block: what follows its end
-    boxed = BOXED.findall(text)
-    if boxed:
-        inner = boxed[-1].strip()
-        wrapped = TEXT_WRAP.match(inner)
-        return (wrapped.group(1) if wrapped else inner).strip()
+    """The answer part of a reply: read as every scorer reads it
+    (:func:`~benchsmith.scoring.option_letters.read_reply`), then what follows its last
+    answer cue ("The answer is", "答案：", "故选")."""
+    text = read_reply(reply)
     leads = list(ANSWER_LEAD.finditer(text))
     if leads:
         return text[leads[-1].end() :].strip()
@@ -78,18 +80,30 @@ def is_rejection(reply: str | None) -> bool:
 
 
 def chosen_letters(text: str, n_options: int) -> set[str] | None:
-    """The letters an MA reply chooses (the first letter group), None when there is none."""
+    """The letters an MA reply chooses: its first group of option letters, written as one run
+    (``ACE``) or as single letters apart (``A, C, E``, ``A、C``, ``A和C``, ``(A)(C)``). A group
+    that mixes the two (``AC and B``) says no clear set: None, as when there is no group."""
     valid = {chr(ord("A") + k) for k in range(n_options)}
-    for match in MA_LETTERS.finditer(text.upper() if len(text) <= 12 else text):
-        letters = {c for c in re.sub(r"AND", "", match.group(1)) if c in valid}
-        if letters:
-            return letters
+    text = re.sub(r"[)\]】]\s*[(\[【]", ",", text)  # (A)(C): two letters apart
+    for match in MA_GROUP.finditer(text.upper() if len(text) <= 12 else text):
+        tokens = re.findall(r"[A-M]+", re.sub(r"AND", " ", match.group(1)))
+        if not {c for token in tokens for c in token} & valid:
+            continue
+        if len(tokens) > 1 and any(len(token) > 1 for token in tokens):
+            return None  # a run and single letters mixed: no clear set
+        letters = {c for token in tokens for c in token}
+        return letters if letters <= valid else None
     return None
 
 
 def normalise_blank(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).replace("$", "")
-    return re.sub(r"\s+", "", text).casefold()
+    """A short answer as it is compared, gold and reply alike: NFKC, LaTeX fractions as
+    ``a/b``, ``$``, ``\\left``/``\\right``, spaces and a final full stop removed, Latin case
+    ignored."""
+    text = read_reply(text)
+    text = FRACTION.sub(r"\1/\2", text).replace("$", "")
+    text = re.sub(r"\\(?:left|right|,|;|!)", "", text)
+    return re.sub(r"\s+", "", text).rstrip("。.").casefold()
 
 
 def blanks_of(reply: str) -> list[str]:
@@ -130,6 +144,7 @@ def score_open(reply: str, gold: str) -> QuestionScore:
     import jieba
     from rouge_chinese import Rouge
 
+    gold = clean_reply(gold)  # read like the reply: a label "The answer is X" is X
     said, truth = " ".join(jieba.cut(reply)).strip(), " ".join(jieba.cut(gold)).strip()
     if not truth:
         return QuestionScore(0.0, 0.0, False)
@@ -148,6 +163,8 @@ def score_question(
     text = clean_reply(reply)
     if question_type == "SA":
         result = score_single(text, gold, options)
+        if result.unparsed and text != read_reply(reply):  # the cue's sentence held the letter
+            result = score_single(read_reply(reply), gold, options)
     elif question_type == "MA":
         result = score_multiple(text, gold, len(options))
     elif question_type == "FB":

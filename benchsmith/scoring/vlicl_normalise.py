@@ -17,7 +17,9 @@ benchsmith scores in one of two modes:
       so an empty or garbage answer is a correct "No".
 
 ``fixed`` (the default)
-    The same :func:`original_normalise` first, then:
+    The reply read as models write it (:func:`answer_text`: full-width digits, ``<think>``
+    blocks, chat prefixes, Markdown, ``\\boxed{}`` and a leading "Answer:" taken away), the
+    same :func:`original_normalise`, then:
 
     - operators: the first *signed* integer (``-?\\d+``, a Unicode minus counts as ``-``),
       compared as integers;
@@ -41,6 +43,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Literal
+
+from benchsmith.scoring.option_letters import read_reply
 
 Mode = Literal["fixed", "legacy"]
 MODES: tuple[Mode, ...] = ("fixed", "legacy")
@@ -78,6 +82,20 @@ _ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
 _TRAILING_PUNCTUATION = ".,;:!?" + _QUOTES
 
 
+_ANSWER_LABEL = re.compile(
+    r"^\s*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is\b|:)?\s*:?\s*", re.IGNORECASE
+)
+
+
+def answer_text(prediction: str) -> str:
+    """What fixed mode reads: the reply read as every scorer reads replies
+    (:func:`benchsmith.scoring.option_letters.read_reply`: full-width digits, ``<think>``
+    blocks, chat prefixes, Markdown and ``\\boxed{}`` taken away), a leading answer label
+    ("Answer:", "The answer is") dropped, then the original clean-up."""
+    text = _ANSWER_LABEL.sub("", read_reply(prediction), count=1)
+    return original_normalise(text)
+
+
 def original_normalise(prediction: str) -> str:
     """The original clean-up: strip, then cut at the first newline, else at the first ``.``.
 
@@ -96,7 +114,7 @@ def original_normalise(prediction: str) -> str:
 
 def extract_signed_int(prediction: str) -> int | None:
     """First signed integer of the normalised prediction (``"The answer is -5"`` -> -5)."""
-    match = _SIGNED_INT.search(original_normalise(prediction).translate(_MINUS_SIGNS))
+    match = _SIGNED_INT.search(answer_text(prediction).translate(_MINUS_SIGNS))
     return int(match.group()) if match else None
 
 
@@ -119,7 +137,7 @@ def hedged(prediction: str, kind: str) -> bool:
     ``kind`` is ``"count"`` (``or``, ``to``, dashes, ``/``, ``~`` and ``between .. and``) or
     ``"operator"`` (only ``or`` and ``between .. and``: a dash or slash there is arithmetic).
     """
-    text = original_normalise(prediction).translate(_MINUS_SIGNS)
+    text = answer_text(prediction).translate(_MINUS_SIGNS)
     if kind == "count":
         numbers = _count_tokens(text)
     else:
@@ -137,14 +155,14 @@ def hedged(prediction: str, kind: str) -> bool:
 
 def extract_count(prediction: str) -> int | None:
     """First integer or number word (zero..twenty) of the normalised prediction, with its sign."""
-    text = original_normalise(prediction).translate(_MINUS_SIGNS)
+    text = answer_text(prediction).translate(_MINUS_SIGNS)
     tokens = _count_tokens(text)
     return tokens[0][0] if tokens else None
 
 
 def extract_label(prediction: str) -> str | None:
     """The open-ended label: lower case, without quotes, echo, article and final punctuation."""
-    text = original_normalise(prediction).strip().lower()
+    text = answer_text(prediction).strip().lower()
     previous = None
     while text != previous:  # the pieces can come in any order ('"This is a dax."')
         previous = text
@@ -156,7 +174,7 @@ def extract_label(prediction: str) -> str | None:
 
 def extract_yes_no(prediction: str) -> str | None:
     """``"yes"`` or ``"no"``: the first of the two words in the normalised prediction."""
-    match = _YES_NO.search(original_normalise(prediction))
+    match = _YES_NO.search(answer_text(prediction))
     return match.group(1).lower() if match else None
 
 

@@ -10,19 +10,16 @@ chance (see :func:`benchsmith.stages.blind_rules.rule_baseline`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from benchsmith.stages.distractors import format_signature
-
-_NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?")
+from benchsmith.stages.distractors import NUMBER, format_signature
 
 
 def option_numbers(text: str) -> list[float]:
-    return [float(m.group(0)) for m in _NUMBER.finditer(text)]
+    return [float(m.group(0)) for m in NUMBER.finditer(text)]
 
 
 def _vectors(choices: Sequence[str] | None) -> np.ndarray | None:
@@ -63,7 +60,7 @@ def farthest_from_identity(item: Any) -> int | None:
 
 def most_decimals(item: Any) -> int | None:
     """The option written with the most decimal digits in all (full-precision gold)."""
-    counts = [sum(len(m.group(1) or "") for m in _NUMBER.finditer(c)) for c in item.choices or ()]
+    counts = [sum(len(m.group(1) or "") for m in NUMBER.finditer(c)) for c in item.choices or ()]
     return _unique(counts, max) if len(counts) > 1 else None
 
 

@@ -32,7 +32,7 @@ from benchsmith.core.errors import SourceError
 from benchsmith.stages.blind_numeric_rules import NUMERIC_RULES
 
 _LETTER = re.compile(r"^\(?([A-Za-z])[).:]?$")
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:[eE][-+]?\d+)?")
 _EXTENSION = re.compile(r"\.([a-z][a-z0-9]{0,4})$")
 _WORD = re.compile(r"\w+")
 _EXTENSION_ALIASES = {"jpeg": "jpg", "tif": "tiff"}

@@ -22,15 +22,15 @@ baseline picks one option, ``1 / n`` (the expected score of a guess) when it doe
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
+from benchsmith.stages.distractors import NUMBER
+
 L2 = 1.0  # ridge penalty of the learned model (features are standardised)
-NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?")
 
 
 def option_text_features(option: str) -> dict[str, float]:

@@ -54,17 +54,23 @@ def format_matrix(matrix: np.ndarray, decimals: int) -> str:
 
 
 IMAGE_EXTENSION = re.compile(r"\.(jpe?g|png|gif|bmp|webp|tiff?)$", re.IGNORECASE)
-NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?")
+# a number in any notation the options use: 2, -0.5, 3.1e-05 (group 1: the mantissa's
+# decimals, group 2: the exponent)
+NUMBER = re.compile(r"[-+]?\d+(?:\.(\d+))?([eE][-+]?\d+)?")
 
 
 def format_signature(text: str) -> str:
     """The shape of an option: each number becomes its count of decimals (sign and integer
     digits do not matter), each word ``w``, a file extension stays. Options of one item must
     share it: ``[1.250, -0.500]`` and ``[3.000, 0.750]`` -> ``[n.3, n.3]``, while ``2.0`` next to
-    ``1.00``, or ``x.jpg`` among ``.png`` files, stands out to a blind guesser."""
+    ``1.00``, ``3.1e-05`` among plain decimals, or ``x.jpg`` among ``.png`` files, stands out
+    to a blind guesser."""
     extension = IMAGE_EXTENSION.search(text)
     body = text[: extension.start()] if extension else text
-    body = NUMBER.sub(lambda m: f"n.{len(m.group(1))}" if m.group(1) else "n", body)
+    body = NUMBER.sub(
+        lambda m: (f"n.{len(m.group(1))}" if m.group(1) else "n") + ("e" if m.group(2) else ""),
+        body,
+    )
     body = re.sub(r"[A-Za-z_]+", "w", body)
     return body + (extension.group(0).lower().replace("jpeg", "jpg") if extension else "")
 

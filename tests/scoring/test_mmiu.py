@@ -47,7 +47,7 @@ def test_per_task_relationship_and_overall(mmiu_dataset, tmp_path):
                for k, r in enumerate(rows)]  # fmt: skip
     report = score_mmiu(mmiu_dataset, "3d_pose_estimation", write(tmp_path / "p.jsonl", replies))
     task = report["per_task"]["3d_pose_estimation"]
-    assert task["accuracy"] == 0.75 and task["n"] == 12 and task["by_step"]["pattern"] == 9
+    assert task["accuracy"] == 0.75 and task["n"] == 12 and task["by_step"]["cue"] == 9
     assert report["per_relationship"] == {"3D-spatial": 0.75}
     assert report["overall"]["accuracy"] == 0.75 and report["unparsed"] == 0
 

@@ -20,11 +20,16 @@ OPTIONS = ["[1, 2, 3, 4]", "[2, 1, 4, 3]", "red cube", "blue sphere"]
         ("B", "B", "exact"),
         (" (c). ", "C", "exact"),
         ("d", "D", "exact"),
-        ("B. The second order", "B", "pattern"),
-        ("(A) because the pieces fit", "A", "pattern"),
-        ("I think the answer is C.", "C", "pattern"),
-        ("Answer: D", "D", "pattern"),
-        ("The correct option D fits best", "D", "pattern"),
+        ("B. The second order", "B", "leading"),
+        ("(A) because the pieces fit", "A", "leading"),
+        ("I think the answer is C.", "C", "cue"),
+        ("Answer: D", "D", "cue"),
+        ("The correct option D fits best", "D", "cue"),
+        ("故选：B", "B", "cue"),
+        ("I would go with (C) here", "C", "bracketed"),
+        ("image none", None, "refusal"),  # the release's failure string: no answer
+        ("unstable red cube", "C", "option_text"),
+        ("A cube, red", None, "none"),  # "A" is an article here, not option A
         ("It is the blue sphere.", "D", "option_text"),
         ("[2, 1, 4, 3]", "B", "option_text"),
         ("E", None, "none"),  # not an option of a 4-option item

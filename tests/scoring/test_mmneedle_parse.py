@@ -12,6 +12,13 @@ from benchsmith.scoring.mmneedle_parse import (
 
 OK_CASES = [
     ("1, 2, 3.", 1, [(1, 2, 3)]),
+    # a location written out with its labels is one clear answer
+    ("Image 1, row 2, column 3", 1, [(1, 2, 3)]),
+    ("Image 10, row 1, column 1.", 1, [(10, 1, 1)]),
+    ("It is in image 4 row 2 col 3; image 1, row 1, column 2", 2, [(4, 2, 3), (1, 1, 2)]),
+    ("Assistant: (2, 1, 3; 4, 1, 1)", 2, [(2, 1, 3), (4, 1, 1)]),
+    ("<think>Image 3 first?</think>\n**2, 1, 3**", 1, [(2, 1, 3)]),
+    ("２, １, ３", 1, [(2, 1, 3)]),
     ("1,2,3", 1, [(1, 2, 3)]),
     ("(1, 2, 3)", 1, [(1, 2, 3)]),
     ("[1, 2, 3]", 1, [(1, 2, 3)]),
@@ -56,7 +63,7 @@ UNPARSED_CASES = [
     ("1, 2, 3; 4, 5, 6; 7, 8, 9", 2),
     ("-1; -1; -1", 2),
     ("-1, 2, 3", 1),
-    ("Image 1, row 2, column 3", 1),
+    ("Image 1, row 2", 1),  # a location written out needs all three labels
     ("1.5, 2, 3", 1),
     # prose that does not name exactly one answer: never guessed
     ("Either 1, 2, 3 or 2, 2, 3.", 1),
@@ -64,7 +71,8 @@ UNPARSED_CASES = [
     ("It is at 1, 2, 3, 4 somewhere", 1),
     ("The first is 1, 1, 1; the second is 2, 2, 2", 2),
     ("Perhaps -2, 1, 1.", 1),
-    ("Image 10, row 1, column 1.", 1),
+    ("Image 10, row 1, column 1, or image 3, row 2, column 2.", 1),  # two locations for one
+    ("Image 10, row 1, column 1 (about 2 cells from the edge)", 1),  # another number besides
 ]
 
 

@@ -68,6 +68,12 @@ def test_official_prediction_json_and_bad_files(multi_build, tmp_path):
     report = score_multi(multi_build["published"], "questions", official)
     assert report["per_question"]["czsx_0_0"] == [1.0, 1.0]
     assert report["missing"] == report["overall"]["questions"] - 1
+    # both denominators, side by side: every question asked, and only the answered one
+    overall = report["overall"]
+    assert overall["possible_answered"] == 1.0 and overall["score_answered"] == 1.0
+    assert overall["possible"] > overall["possible_answered"]
+    assert overall["score"] == pytest.approx(1.0 / overall["possible"], abs=1e-6)
+    assert "no prediction" in overall["denominator"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question_id": "czsx_0_0", "response": 3}\n')
     with pytest.raises(BenchsmithError, match="response must be a string"):

@@ -153,6 +153,9 @@ def ingest_items(root: Path) -> tuple[dict[str, list[dict[str, Any]]], Counter]:
                         "visual_input_component": row["visual_input_component"],
                         "source_raw": row["source"],
                         "release_row": number,
+                        # as the release writes it (spacing, blank lines, a final newline):
+                        # the official judge prompt quotes it verbatim
+                        "options_raw": str(row["options"]),
                     },
                     sort_keys=True,
                 ),  # fmt: skip

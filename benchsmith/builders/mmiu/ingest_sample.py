@@ -3,8 +3,9 @@
 ``OUT/all.parquet`` (the release's columns: task, visual_input_component, source, options,
 question, context, input_image_path, output) and ``OUT/<Relationship>/<task>/<task>_<row>_<img>
 .<ext>`` images, with the release's known faults in place so that ingest can be seen to find
-them: 3D pose rows whose gold is the only near-identity matrix, 3D reconstruction rows whose
-gold candidate is the only ``.jpg``, an HE row with two equal options, spot_the_diff rows asking
+them: 3D pose rows whose gold is the only near-identity matrix (a tiny entry written in exponent
+notation, ``3.1e-05``, as the release writes them), 3D reconstruction rows whose gold candidate
+is the only ``.jpg`` (options worded "The 5th image", as in the release), an HE row with two equal options, spot_the_diff rows asking
 for the incorrect description, a split task (forensic_detection_blink / _forgerynet), a row with
 nine options, a ``.JPEG`` path, a "Candidates: A. Yes B. No" context, the ``source`` field set
 to "source", and one row whose answer is not among its options.
@@ -22,6 +23,7 @@ from PIL import Image
 from benchsmith.core.atomic import atomic_directory
 
 POSE_ROWS = 12
+RECON_ROWS = 12  # enough for a blind rule that answers every one to fail the gate
 
 
 def _image(rng: np.random.Generator, fmt: str) -> bytes:
@@ -55,6 +57,8 @@ def sample_rows(seed: int = 0) -> list[dict[str, Any]]:
 
     for k in range(POSE_ROWS):  # gold: the only near-identity matrix, at full precision
         gold = np.eye(4)[:3] + rng.normal(0, 0.002, (3, 4))
+        if k % 3 == 0:  # as in the release, a tiny entry written in exponent notation
+            gold[0, 1] = 3.1e-05
         absolute = [np.c_[np.eye(3), rng.uniform(1, 6, 3)] + rng.normal(0, 0.3, (3, 4))
                     for _ in range(3)]  # fmt: skip
         options = [_matrix(a, 6) for a in absolute]
@@ -64,11 +68,11 @@ def sample_rows(seed: int = 0) -> list[dict[str, Any]]:
             chr(65 + position), "What is the relative pose from scan 0 to scan 1?",
             "Given RGB and depth of two scans.\nSelect from the following choices.\n"
             + _options(options), ["jpg", "png", "jpg", "png"], component="['RGB', 'depth']")  # fmt: skip
-    for k in range(4):  # gold candidate: the only .jpg
+    for k in range(RECON_ROWS):  # gold candidate: the only .jpg
         position = (k + 1) % 4
         exts = ["jpg", "png", "jpg", "png"] + ["png"] * 4
         exts[4 + position] = "jpg"
-        options = [f"Image {n}" for n in range(5, 9)]
+        options = [f"The {n}th image" for n in range(5, 9)]  # the release's wording
         add("threed_scene_reconstruction", "3D-spatial", "SCANNET_threed_recon",
             _options(options), chr(65 + position), "Which candidate was taken at the query pose?",
             "Two views and a query pose.\nSelect from the following choices.\n"

@@ -139,28 +139,76 @@ def rule_results(rows: list[dict[str, Any]], gate: ShortcutGate) -> list[RuleRes
     return out
 
 
-IMAGE_OPTION = re.compile(r"^image \d+$", re.IGNORECASE)
+# an option that names an image, in the release's wordings: "Image 5", "The 5th image"
+IMAGE_OPTION = re.compile(
+    r"^\s*(?:image\s*#?\s*(\d+)|the\s+(\d+)\s*(?:st|nd|rd|th)\s+image)\s*[.。]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def option_image_number(option: str) -> int | None:
+    """The image an option names (1-based), or None when it names none."""
+    match = IMAGE_OPTION.match(option)
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+def candidate_images(row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The images a row's options name, in option order: the numbered images when every option
+    names one ("The 5th image"), else the last images for an image-option row; None when the
+    options are not images."""
+    images = row["images"]
+    numbers = [option_image_number(o) for o in row["options"]]
+    if all(n is not None and 1 <= n <= len(images) for n in numbers):
+        return [images[n - 1] for n in numbers]
+    if row.get("option_kind") == "image" and len(images) >= len(row["options"]):
+        return images[len(images) - len(row["options"]) :]
+    return None
 
 
 def image_option_kinds(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Items whose option images are not all one kind of image, from one source, in one file
-    type (the release's 3DSR gold was its only ``.jpg``)."""
+    type (the release's 3DSR gold was its only ``.jpg``), and how often the one candidate of
+    its own file type is the gold (a rule that answers without looking)."""
     from benchsmith.builders.mmiu.images import ref_extension
 
-    mixed = checked = same_pixels = 0
+    mixed = checked = same_pixels = odd = odd_gold = 0
     for row in rows:
-        is_image = row.get("option_kind") == "image" or all(
-            IMAGE_OPTION.match(o.strip()) for o in row["options"]
-        )
-        if not is_image or len(row["images"]) < len(row["options"]):
+        candidates = candidate_images(row)
+        if candidates is None:
             continue
         checked += 1
-        first = len(row["images"]) - len(row["options"])
-        candidates = row["images"][first:]
         if len({(c["kind"], c["scene"], c["params"], ref_extension(c)) for c in candidates}) != 1:
             mixed += 1
         same_pixels += len({c["sha256"] for c in candidates}) != len(candidates)
-    return {"items": checked, "mixed_kind": mixed, "repeated_image": same_pixels}
+        picked = odd_file_type(candidates)
+        if picked is not None:
+            odd += 1
+            odd_gold += picked == int(row["answer_index"])
+    return {"items": checked, "mixed_kind": mixed, "repeated_image": same_pixels,
+            "odd_file_type": odd, "odd_file_type_is_gold": odd_gold}  # fmt: skip
+
+
+def odd_file_type(candidates: list[dict[str, Any]]) -> int | None:
+    """The one candidate whose file type no other candidate has (None: no such one)."""
+    from benchsmith.builders.mmiu.images import ref_extension
+
+    types = [ref_extension(c).lower() for c in candidates]
+    alone = [k for k, t in enumerate(types) if types.count(t) == 1]
+    return alone[0] if len(alone) == 1 and len(types) > 2 else None
+
+
+def file_type_rule(rows: list[dict[str, Any]], chance: float, gate: ShortcutGate) -> RuleResult:
+    """Pick the candidate image of its own file type; chance where there is none."""
+    scores, fired = [], 0
+    for row in rows:
+        candidates = candidate_images(row)
+        picked = None if candidates is None else odd_file_type(candidates)
+        if picked is None:
+            scores.append(1 / max(1, len(row["options"])))
+        else:
+            fired += 1
+            scores.append(float(picked == int(row["answer_index"])))
+    return judge_rule("odd_file_type", scores, chance, fired / len(rows) if rows else 0.0, gate)
 
 
 def text_only_result(
@@ -229,6 +277,8 @@ def check_task(
 ) -> dict[str, Any]:
     task = rows[0]["task"]
     results = rule_results(rows, gate)
+    if any(candidate_images(r) is not None for r in rows):
+        results.append(file_type_rule(rows, results[0].chance, gate))
     if render is not None:
         results += signal_results(rows, gate, render)
     text_only: dict[str, Any] = {}
@@ -258,7 +308,11 @@ def check_task(
         "option_images_of_mixed_kind_or_file_type": images["mixed_kind"],
         "the_same_image_twice_among_options": images["repeated_image"],
     }
-    why = [f"blind rule {name}" for name in failing] + [
+    why = [
+        f"blind rule {r.name}: accuracy {r.accuracy:.3f} over {r.n} items (chance {r.chance:.3f})"
+        for r in results
+        if r.fails
+    ] + [
         f"{count} item(s) with {what.replace('_', ' ')}"
         for what, count in problems.items()
         if count

@@ -69,14 +69,53 @@ def test_the_releases_shortcuts_are_reported(ingested):
     assert "threed_pose_estimation" in report["failing_in_release"]
     pose = report["tasks"]["threed_pose_estimation"]
     assert pose["items"] == POSE_ROWS and "closest_to_identity" in pose["failing_rules"]
+    # numbers in exponent notation (3.1e-05) are read: the rule answers every row, never abstains
+    identity = next(r for r in pose["rules"] if r["name"] == "closest_to_identity")
+    assert identity["coverage"] == 1.0 and identity["accuracy"] == 1.0
     recon = report["tasks"]["threed_scene_reconstruction"]
-    assert recon["option_images"]["mixed_kind"] == recon["items"]  # the only .jpg is the gold
+    # options worded "The 5th image" name their images; the only .jpg is the gold every time
+    images = recon["option_images"]
+    assert images["items"] == images["mixed_kind"] == recon["items"] > 0
+    assert images["odd_file_type"] == images["odd_file_type_is_gold"] == recon["items"]
+    odd = next(r for r in recon["rules"] if r["name"] == "odd_file_type")
+    assert odd["accuracy"] == 1.0 and "odd_file_type" in recon["failing_rules"]
     card = (ingested["out"] / "README.md").read_text()
     assert "official release (ingested" in card and "mmiu-release-v2024.6.0" in card
     assert "| `threed_pose_estimation` | 12 |" in card and "blind rule closest_to_identity" in card
+    assert "blind rule odd_file_type" in card
     tables = card_tables(card)  # every table renders as a table
     cells = {cell.strip("`") for table in tables for row in table for cell in row}
     assert set(json.loads((ingested["out"] / "build_info.json").read_text())["configs"]) <= cells
+
+
+def test_the_legacy_judge_gets_the_releases_options_verbatim(release, ingested, tmp_path):
+    """The official matching prompt quotes the release's ``options`` string as it is (its
+    spacing and final newline), so the legacy judge sees the prompt ``evaluate.py`` sent."""
+    from chat_server import ChatServer, Reply
+
+    from benchsmith.scoring.mmiu import score_mmiu
+    from benchsmith.scoring.mmiu_parse import legacy_judge_prompt
+
+    rows = pq.read_table(release / "all.parquet").to_pylist()
+    config = "spot_the_diff"  # the release's options end with a newline here
+    published = pq.read_table(next((ingested["out"] / "data" / config).glob("*.parquet")),
+                              columns=["id", "question", "task_extras"]).to_pylist()  # fmt: skip
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"id": r["id"], "response": "the first one"}) + "\n"
+                            for r in published))  # fmt: skip
+    with ChatServer() as server:
+        server.script(*[Reply("A")] * len(published))
+        score_mmiu(ingested["out"], config, path, legacy=True, judge_base_url=server.base_url,
+                   judge_cache=str(tmp_path / "cache"))  # fmt: skip
+        sent = [r.text for r in server.requests]
+    release_rows = {str(json.loads(r["task_extras"])["release_row"]): r for r in published}
+    expected = [legacy_judge_prompt(rows[int(n)]["question"], rows[int(n)]["options"],
+                                    "the first one") for n in release_rows]  # fmt: skip
+    assert set(sent) == set(expected)  # rows that ask the same share one cached request
+    assert all(rows[int(n)]["options"].endswith("\n") for n in release_rows)
+    rebuilt = [legacy_judge_prompt(rows[int(n)]["question"], rows[int(n)]["options"][:-1],
+                                   "the first one") for n in release_rows]  # fmt: skip
+    assert not set(rebuilt) & set(sent)  # the options rebuilt from the list lose that newline
 
 
 def test_scannet_images_of_the_release_are_references_and_rehydrate(release, ingested, tmp_path):
