@@ -274,6 +274,7 @@ def score_mmiu(dataset_dir: Path, config: str, predictions_path: Path, *, legacy
         "missing": everything["missing"],
         "unparsed": everything["unparsed"],
         "unparsed_rate": everything["unparsed"] / len(rows) if rows else 0.0,
+        "refusals": everything["refusals"],  # replies that decline: wrong, never judged
         "dropped": everything["dropped"],
         "needs_judge": sum(v["step"] == "needs_judge" for v in verdicts.values()),
         "unknown_ids": unknown,

@@ -50,6 +50,21 @@ def test_per_task_relationship_and_overall(mmiu_dataset, tmp_path):
     assert task["accuracy"] == 0.75 and task["n"] == 12 and task["by_step"]["cue"] == 9
     assert report["per_relationship"] == {"3D-spatial": 0.75}
     assert report["overall"]["accuracy"] == 0.75 and report["unparsed"] == 0
+    assert report["refusals"] == 0
+
+
+def test_refusals_are_counted_and_never_judged(mmiu_dataset, tmp_path):
+    rows = gold(mmiu_dataset, "3d_pose_estimation")
+    replies = [{"id": r["id"], "response": "image none" if k < 3 else f"故选{r['answer']}"}
+               for k, r in enumerate(rows)]  # fmt: skip
+    with ChatServer() as server:  # a judge that would answer "A" to anything asked
+        server.script(*[Reply("A")] * len(rows))
+        report = score_mmiu(mmiu_dataset, "3d_pose_estimation", write(tmp_path / "p.jsonl", replies),
+                            judge_model="judge-m", judge_base_url=server.base_url,
+                            judge_cache=str(tmp_path / "c"))  # fmt: skip
+        assert server.requests == []
+    assert report["refusals"] == 3 and report["judge"]["asked"] == 0
+    assert report["per_task"]["3d_pose_estimation"]["correct"] == len(rows) - 3
 
 
 def test_circular_needs_every_rotation_right(mmiu_dataset, tmp_path):
