@@ -69,6 +69,8 @@ from render_case import (
 from render_report import report
 from synthetic_coco import machine_info, mean_ms, timed, usable_cpus, write_result
 
+from benchsmith.builders.mmneedle.jpeg_mosaic import cell_tile, mosaic_from_slots, slot_bytes
+from benchsmith.builders.mmneedle.resample import resize_rgbx
 from benchsmith.builders.mmneedle.stitching import (
     decode_rgb,
     encode_jpeg,
@@ -76,8 +78,6 @@ from benchsmith.builders.mmneedle.stitching import (
     render_stitched_image,
 )
 from benchsmith.images.decode import decode_rgbx
-from benchsmith.images.jpeg_mosaic import cell_tile, mosaic_from_slots, slot_bytes
-from benchsmith.images.resample import resize_rgbx
 
 # Only light modules (numpy, Pillow, the stitching helpers) are imported at module level. With
 # CPython 3.11's forkserver every worker re-runs the main script's imports (the server's own

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builders import FAMILIES
-from benchsmith.builders.base import DatasetKind
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.curate.kind import CURATED
+from benchsmith.family.base import DatasetKind
 
 
 def dataset_kinds() -> list[DatasetKind]:
@@ -46,7 +46,7 @@ def add_root_option(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_roots(values: list[str], kind: DatasetKind) -> dict[str, str]:
-    from benchsmith.publish.roots import parse_root_flags
+    from benchsmith.hf.roots import parse_root_flags
 
     return parse_root_flags(values, kind.root_names, kind.name)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from benchsmith.commands import family_subparsers
+from benchsmith.family.base import PublishRequest, Step
 
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
@@ -23,4 +25,16 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         for step in family.steps:
             step_parser = steps.add_parser(step.name, help=step.help, description=step.description)
             step.add_arguments(step_parser)
-            step_parser.set_defaults(handler=step.run)
+            step_parser.set_defaults(handler=functools.partial(run_step, step))
+
+
+def run_step(step: Step, args: argparse.Namespace) -> int:
+    """Run a step; a step that makes a published folder returns a request, which the one
+    publisher writes here, so no family calls the publisher itself."""
+    result = step.run(args)
+    if isinstance(result, PublishRequest):
+        from benchsmith.publish.publisher import publish
+
+        publish(result.publication, result.out, result.version, result.max_shard_mb)
+        return 0
+    return result

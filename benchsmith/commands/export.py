@@ -63,7 +63,6 @@ def split_of(info: dict, config: str) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from benchsmith.builders.base import Family
     from benchsmith.commands._common import (
         dataset_kind,
         refuse_unused_episode_flags,
@@ -72,6 +71,7 @@ def run_export(args: argparse.Namespace) -> int:
     )
     from benchsmith.core.errors import BenchsmithError
     from benchsmith.core.progress import log
+    from benchsmith.family.base import Family
 
     kind, info = dataset_kind(args.dataset)
     if not isinstance(kind, Family):
@@ -127,9 +127,9 @@ def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[s
 
 
 def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
-    from benchsmith.builders.requests import RequestSource
     from benchsmith.core.progress import log
     from benchsmith.exports.vlmevalkit import write_tsv
+    from benchsmith.family.requests import RequestSource
 
     def rows():
         for config in configs:

@@ -1,7 +1,7 @@
 """``benchsmith predict``: run a model over one config/split of a dataset, resumably.
 
 The predictions feed the judge (difficulty) and text-only leakage stages and ``benchsmith
-score``, so the prompt is the shared lmms-eval one (:mod:`benchsmith.stages.question_prompt`).
+score``, so the prompt is the shared lmms-eval one (:mod:`benchsmith.options.question_prompt`).
 A run must survive flaky servers and interruptions without repeating paid requests: answers go
 to the LLM cache as they arrive and to the output file one flushed line at a time; failed
 requests are not written, so the next run retries exactly those.
@@ -214,14 +214,14 @@ def _write_results(
 def prediction_requests(args: argparse.Namespace):
     """The family's requests for a benchsmith folder (unless columns were named), else the
     generic prompt over the guessed or named columns."""
-    from benchsmith.builders.base import Family
-    from benchsmith.builders.requests import PredictOptions, RequestSource, generic_requests
     from benchsmith.commands._common import (
         COLUMN_ROLES,
         column_roles,
         dataset_kind,
         refuse_unused_episode_flags,  # fmt: skip
     )
+    from benchsmith.family.base import Family
+    from benchsmith.family.requests import PredictOptions, RequestSource, generic_requests
     from benchsmith.hf.dataset_view import DatasetView
 
     options = PredictOptions(text_only=args.text_only, instruction=args.instruction,

@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from benchsmith.builders.audit_report import AuditReport
-from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.core.hashing import sha256_file
 from benchsmith.curate.publication import DECISIONS_FILE, curated_row, difficulty_of
+from benchsmith.family.audit_report import AuditReport
+from benchsmith.family.base import CardRecipe, RowAuditor
 from benchsmith.hf.reader import iter_row_batches, split_files
 
 DECISION_FIELDS = ("stage", "action", "reason", "evidence")

@@ -21,11 +21,11 @@ import datasets
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from benchsmith.builders.base import Card, ConfigSpec, CopiedConfig, Publication
 from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.records import provenance
 from benchsmith.curate.config import CurateConfig
 from benchsmith.curate.executor import CurationResult
+from benchsmith.family.base import Card, ConfigSpec, CopiedConfig, Publication
 from benchsmith.hf.card import render_text
 from benchsmith.hf.dataset_view import DatasetView, row_digest
 from benchsmith.hf.features import PROVENANCE_FEATURE

@@ -66,7 +66,7 @@ class BenchsmithTask:
         return SCORERS.get(self.family.name)
 
     def requests(self) -> Iterator[Any]:
-        from benchsmith.builders.requests import PredictOptions, RequestSource
+        from benchsmith.family.requests import PredictOptions, RequestSource
 
         options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler)
         source = RequestSource(Path(self.dataset_dir), self.info, self.config, self.split, options)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchsmith.builders.requests import HarnessRow
 from benchsmith.core.atomic import atomic_path
+from benchsmith.family.requests import HarnessRow
 
 
 def image_cell(images: tuple[bytes, ...]) -> str:

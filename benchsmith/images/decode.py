@@ -73,7 +73,7 @@ def decode_rgbx(
     data: bytes, name: str | Path | None = None, *, fix: str = CORRUPT_FIX
 ) -> np.ndarray:
     """The RGB pixels as an (h, w, 4) uint8 array (a fourth, unused byte per pixel, as Pillow
-    stores RGB), for :func:`benchsmith.images.resample.resize_rgbx`; same checks and errors as
+    stores RGB), for :func:`benchsmith.builders.mmneedle.resample.resize_rgbx`; same checks and errors as
     :func:`decode_rgb`. JPEGs are decoded straight to this layout (no copy)."""
     decoded = _decode(data, name, fix, "RGBX")
     if isinstance(decoded, np.ndarray):

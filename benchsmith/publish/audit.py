@@ -1,7 +1,7 @@
 """The one audit: prove where every published row came from, for any family.
 
 ``audit_dataset`` reads ``build_info.json`` and asks the family for its
-:class:`~benchsmith.builders.base.RowAuditor`. Then, for every row it selects (one config,
+:class:`~benchsmith.family.base.RowAuditor`. Then, for every row it selects (one config,
 some ids, or everything):
 
 1. every source file the row's provenance names is checked against its recorded sha256,
@@ -24,15 +24,15 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from benchsmith.builders.audit_report import AuditReport
-from benchsmith.builders.base import DatasetKind, RowAuditor
 from benchsmith.core.errors import AuditError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.progress import progress_bar
+from benchsmith.family.audit_report import AuditReport
+from benchsmith.family.base import DatasetKind, RowAuditor
 from benchsmith.hf.layout import splits_written
 from benchsmith.hf.reader import read_build_info, split_files
+from benchsmith.hf.roots import require_roots, resolve_roots
 from benchsmith.publish.folder_audit import check_folder_accounts, check_rederived_info
-from benchsmith.publish.roots import require_roots, resolve_roots
 from benchsmith.publish.row_builds import KEY as ROW_BUILDS
 from benchsmith.publish.row_builds import BuildTally, count_builds
 

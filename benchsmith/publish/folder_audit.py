@@ -20,9 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchsmith.builders.audit_report import AuditReport
-from benchsmith.builders.base import CardRecipe
 from benchsmith.core.text_differences import WHOLE, data_differences, differences, json_values
+from benchsmith.family.audit_report import AuditReport
+from benchsmith.family.base import CardRecipe
 from benchsmith.hf.layout import splits_written
 from benchsmith.hf.reader import readme_metadata
 from benchsmith.publish.folder_texts import (

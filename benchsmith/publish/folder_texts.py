@@ -1,7 +1,7 @@
 """The texts a publisher writes beside the shards: the card, ``LICENSE.md``, ``croissant.json``.
 
 One function makes them from what a published folder keeps (``build_info.json``, the shards and
-their features) and the family's :class:`~benchsmith.builders.base.CardRecipe`. The publisher
+their features) and the family's :class:`~benchsmith.family.base.CardRecipe`. The publisher
 writes what it returns; a whole audit calls it again on the published folder and compares byte
 for byte (:mod:`benchsmith.publish.folder_audit`), so a sentence, a number, a licence claim or a
 checksum changed in any of them is found, and named by the field or line that differs.
@@ -15,7 +15,7 @@ from typing import Any
 import datasets
 import pyarrow.parquet as pq
 
-from benchsmith.builders.base import CardRecipe
+from benchsmith.family.base import CardRecipe
 from benchsmith.hf.card import render_card, size_category
 from benchsmith.hf.layout import SplitWritten, configs_metadata, dataset_info_metadata
 from benchsmith.publish.croissant import croissant, croissant_text

@@ -1,4 +1,4 @@
-"""The one publisher: any :class:`~benchsmith.builders.base.Publication` -> a dataset folder.
+"""The one publisher: any :class:`~benchsmith.family.base.Publication` -> a dataset folder.
 
 A family says *what* to write (configs with features and row batches, its part of
 ``build_info.json``, its card); this writes it the same way for every family:
@@ -26,14 +26,14 @@ from typing import Any
 import datasets
 
 from benchsmith import __version__
-from benchsmith.builders.base import Publication
 from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import code_revision
+from benchsmith.family.base import Publication
 from benchsmith.hf.layout import SplitWritten, configs_info, write_split
+from benchsmith.hf.roots import portable_roots
 from benchsmith.publish.folder_texts import folder_texts, in_published_order
-from benchsmith.publish.roots import portable_roots
 from benchsmith.publish.row_builds import KEY, count_builds
 
 DEFAULT_MAX_SHARD_MB = 256.0

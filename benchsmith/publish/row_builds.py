@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from benchsmith.builders.audit_report import AuditReport
+from benchsmith.family.audit_report import AuditReport
 from benchsmith.hf.layout import SplitWritten
 
 FACTS = ("code_revision", "builder_version")

@@ -4,7 +4,7 @@ Predictions: JSONL, ``{"id": "3d_pose_estimation_00003", "response": "B"}`` (``s
 accepted for ``id``; ``model`` is read in ``--legacy`` mode). Gold: the published ``answer``
 letter; only the text columns are read, never the images.
 
-Default policy (:func:`benchsmith.scoring.option_letters.extract_letter`): the reply read as
+Default policy (:func:`benchsmith.options.option_letters.extract_letter`): the reply read as
 models write it (full-width forms, ``<think>`` blocks, chat prefixes, Markdown and LaTeX
 wrappers), then an exact letter, the letter after the last English or Chinese answer cue, a
 leading or a bracketed letter, a unique option text on word boundaries; a refusal is counted
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.options.option_letters import extract_letter
 from benchsmith.scoring.base import (
     ScoreOption,
     Scorer,
@@ -46,7 +47,6 @@ from benchsmith.scoring.mmiu_parse import (
     legacy_options_text,
     legacy_prediction,
 )
-from benchsmith.scoring.option_letters import extract_letter
 from benchsmith.scoring.predictions import prediction_lines
 
 SPLIT = "test"

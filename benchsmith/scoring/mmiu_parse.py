@@ -1,7 +1,7 @@
 """MMIU answer extraction: our policy, and the official rules for ``--legacy``.
 
 Our policy is the shared option-letter extraction
-(:func:`benchsmith.scoring.option_letters.extract_letter`); a reply it cannot map goes to the
+(:func:`benchsmith.options.option_letters.extract_letter`); a reply it cannot map goes to the
 optional LLM judge (:mod:`benchsmith.scoring.mmiu`) or counts as wrong and unparsed.
 
 The official rules (``evaluate.py`` + ``evaluate_correct.py`` of OpenGVLab/MMIU), for

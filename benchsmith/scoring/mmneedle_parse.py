@@ -31,7 +31,7 @@ Lenient policy, in order:
    never pieced together from loose numbers or guessed between two.
 
 Before step 2 the response is read as every scorer reads replies
-(:func:`benchsmith.scoring.option_letters.read_reply`): full-width digits folded,
+(:func:`benchsmith.options.option_letters.read_reply`): full-width digits folded,
 ``<think>...</think>`` blocks and chat prefixes (``Assistant:``) dropped, ``\\boxed{}`` and
 other LaTeX wrappers unwrapped.
 """
@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchsmith.scoring.option_letters import read_reply
+from benchsmith.options.option_letters import read_reply
 
 Location = tuple[int, int, int]
 """A 1-based ``(image_index, row, col)``, as in the prompt and the published ``needles``."""

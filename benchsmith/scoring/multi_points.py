@@ -1,7 +1,7 @@
 """MULTI's points, as the paper defines them, with an answer extraction that reads what models
 write. Per question, ``(points, possible, detail)``:
 
-- **SA**: 1 point for the right letter (:func:`benchsmith.scoring.option_letters.extract_letter`:
+- **SA**: 1 point for the right letter (:func:`benchsmith.options.option_letters.extract_letter`:
   "B", "（B）", "【B】", "**B**", "故选A", "答案是 B", "The answer is B", a unique option text);
 - **MA**: one point per correct letter chosen, zero if any wrong letter is chosen (ACE answered
   AC gets 2, BC 0, ABCE 0), out of the number of correct letters; ``exact`` (MA-Acc) when the
@@ -18,7 +18,7 @@ write. Per question, ``(points, possible, detail)``:
 - **Other** (drawing and the like): not scored (0 of 0), counted.
 
 **Cleanup** before reading: the reply read as every scorer reads it
-(:func:`~benchsmith.scoring.option_letters.read_reply`: full-width forms, ``<think>`` blocks,
+(:func:`~benchsmith.options.option_letters.read_reply`: full-width forms, ``<think>`` blocks,
 chat prefixes, Markdown and LaTeX wrappers), then the part after a final "answer is", "答案是",
 "答案为", "答案：", "故选" or "Answer:" kept. A **rejection** (the reply says the image is
 missing: ``缺少图片信息``, "image is missing", "cannot see the image", ...) scores 0 and is
@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchsmith.scoring.option_letters import extract_letter, read_reply
+from benchsmith.options.option_letters import extract_letter, read_reply
 
 REJECTIONS = (
     "缺少图片信息",
@@ -65,7 +65,7 @@ class QuestionScore:
 
 def clean_reply(reply: str | None) -> str:
     """The answer part of a reply: read as every scorer reads it
-    (:func:`~benchsmith.scoring.option_letters.read_reply`), then what follows its last
+    (:func:`~benchsmith.options.option_letters.read_reply`), then what follows its last
     answer cue ("The answer is", "答案：", "故选")."""
     text = read_reply(reply)
     leads = list(ANSWER_LEAD.finditer(text))

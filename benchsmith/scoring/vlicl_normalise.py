@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
-from benchsmith.scoring.option_letters import read_reply
+from benchsmith.options.option_letters import read_reply
 
 Mode = Literal["fixed", "legacy"]
 MODES: tuple[Mode, ...] = ("fixed", "legacy")
@@ -89,7 +89,7 @@ _ANSWER_LABEL = re.compile(
 
 def answer_text(prediction: str) -> str:
     """What fixed mode reads: the reply read as every scorer reads replies
-    (:func:`benchsmith.scoring.option_letters.read_reply`: full-width digits, ``<think>``
+    (:func:`benchsmith.options.option_letters.read_reply`: full-width digits, ``<think>``
     blocks, chat prefixes, Markdown and ``\\boxed{}`` taken away), a leading answer label
     ("Answer:", "The answer is") dropped, then the original clean-up."""
     text = _ANSWER_LABEL.sub("", read_reply(prediction), count=1)

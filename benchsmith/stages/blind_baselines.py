@@ -23,7 +23,7 @@ class BlindSettings:
 
 
 def blind_item(sample: Any) -> Any:
-    from benchsmith.stages.blind_rules import BlindItem, resolve_answer_index
+    from benchsmith.options.blind_rules import BlindItem, resolve_answer_index
 
     answer = (
         sample.answer[0] if isinstance(sample.answer, list) and sample.answer else sample.answer
@@ -90,7 +90,7 @@ No rule beats chance by more than the threshold: nothing was removed.{% endfor %
     def run(
         self, samples: Sequence[Any], settings: BlindSettings, context: StageContext
     ) -> StageResult:
-        from benchsmith.stages.blind_rules import flagged_rules, run_blind_baselines, shortcut_hits
+        from benchsmith.options.blind_rules import flagged_rules, run_blind_baselines, shortcut_hits
 
         items = [blind_item(s) for s in samples]
         results = run_blind_baselines(items, threshold=settings.threshold)
@@ -116,7 +116,7 @@ def flag_outcomes(
 ) -> dict[str, str]:
     """What a flag did, per flagged baseline, in words for the card: a flag that removed
     nothing says why, so "flagged" never reads as an unexplained warning."""
-    from benchsmith.stages.blind_rules import CROSS_ITEM_RULES, OPTION_RULES
+    from benchsmith.options.blind_rules import CROSS_ITEM_RULES, OPTION_RULES
 
     outcomes = {}
     for name in flagged:

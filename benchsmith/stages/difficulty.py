@@ -128,7 +128,7 @@ Dropped bins: {{ settings.drop_bins | join(", ") }}. Missing predictions: `{{ se
 
 def gold_for_scoring(sample: Any) -> Any:
     """The gold answer as metrics expect it: an option letter for multiple choice."""
-    from benchsmith.stages.blind_rules import resolve_answer_index
+    from benchsmith.options.blind_rules import resolve_answer_index
 
     if sample.choices:
         index = resolve_answer_index(str(sample.answer), sample.choices)

@@ -56,7 +56,7 @@ Questions were checked for word {{ report.n }}-grams shared with {{ report.corpu
     def run(
         self, samples: Sequence[Any], settings: NgramSettings, context: StageContext
     ) -> StageResult:
-        from benchsmith.stages.ngram_index import NgramIndex, find_contaminated
+        from benchsmith.core.ngram_index import NgramIndex, find_contaminated
 
         index = NgramIndex.from_files(
             list(settings.corpus), settings.n, text_field=settings.text_field

@@ -30,8 +30,8 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.json_files import read_jsonl
 from benchsmith.core.llm import ChatResult, LLMClient, user_message
 from benchsmith.hf.dataset_view import SampleView
+from benchsmith.options.question_prompt import option_letter, render_options
 from benchsmith.stages.base import StageDecision
-from benchsmith.stages.question_prompt import option_letter, render_options
 
 ZERO_PASS_LLM_REJECT = "ZERO_PASS_LLM_REJECT"
 ZERO_PASS_PARSE_FAIL = "ZERO_PASS_PARSE_FAIL"

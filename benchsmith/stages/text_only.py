@@ -2,7 +2,7 @@
 
 A sample whose question can be answered from its text alone (or from memory of the benchmark)
 does not test vision. Each configured LLM gets the *same* task prompt as the judges
-(:func:`benchsmith.stages.question_prompt.render_prompt`) with **no image part at all**, and the
+(:func:`benchsmith.options.question_prompt.render_prompt`) with **no image part at all**, and the
 caller's ``is_correct`` scores each reply with the benchmark's own metric and cutoff.
 
 Rule: drop with ``TEXT_ONLY_ANSWERABLE`` when more than ``max_text_only_correct`` LLMs answer
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.llm_messages import user_message
+from benchsmith.options.question_prompt import render_prompt
 from benchsmith.stages.base import (
     Flag,
     Stage,
@@ -34,7 +35,6 @@ from benchsmith.stages.base import (
     StageResult,
     log_llm_stats,
 )
-from benchsmith.stages.question_prompt import render_prompt
 
 if TYPE_CHECKING:
     from benchsmith.core.llm import ChatResult, LLMClient

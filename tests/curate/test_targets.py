@@ -17,8 +17,8 @@ from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.hf.dataset_view import DatasetView
 from benchsmith.hf.layout import splits_written
+from benchsmith.hf.roots import resolve_roots
 from benchsmith.publish.folder_texts import features_in, folder_texts
-from benchsmith.publish.roots import resolve_roots
 
 MMNEEDLE_CONFIG = "m10_n2_k1"
 

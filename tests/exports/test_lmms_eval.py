@@ -19,8 +19,8 @@ from lmms_eval_yaml import load_task_yaml
 from PIL import Image
 
 from benchsmith.builders import FAMILIES
-from benchsmith.builders.requests import PredictOptions, RequestSource
 from benchsmith.cli import main
+from benchsmith.family.requests import PredictOptions, RequestSource
 from benchsmith.hf.reader import read_build_info
 from benchsmith.scoring import SCORERS
 

@@ -19,7 +19,7 @@ import pytest
 from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_file
-from benchsmith.publish.roots import resolve_roots
+from benchsmith.hf.roots import resolve_roots
 
 
 def _copy(built: dict[str, Path], tmp_path: Path) -> tuple[Path, list[str]]:

@@ -23,7 +23,7 @@ import pytest
 from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind
 from benchsmith.core.hashing import sha256_file
-from benchsmith.publish.roots import resolve_roots
+from benchsmith.hf.roots import resolve_roots
 
 DATASETS = (
     "mmneedle",

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith.options.option_letters import extract_letter
 from benchsmith.scoring.mmiu_parse import legacy_choice, legacy_correct
 from benchsmith.scoring.mmneedle_parse import parse_answer
 from benchsmith.scoring.multi_legacy import legacy_score
 from benchsmith.scoring.multi_points import score_question
-from benchsmith.scoring.option_letters import extract_letter
 from benchsmith.scoring.vlicl_normalise import matcher
 
 GOLDENS = Path(__file__).parent / "goldens"

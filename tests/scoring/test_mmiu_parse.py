@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from benchsmith.options.option_letters import extract_letter
 from benchsmith.scoring.mmiu_parse import (
     legacy_choice,
     legacy_correct,
     legacy_judge_prompt,
 )
-from benchsmith.scoring.option_letters import extract_letter
 
 OPTIONS = ["[1, 2, 3, 4]", "[2, 1, 4, 3]", "red cube", "blue sphere"]
 

@@ -22,12 +22,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import CardRecipe
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG
-from benchsmith.builders.rebuild_audit import RebuildAuditor
 from benchsmith.core.progress import quietly
 from benchsmith.core.text_differences import json_values
+from benchsmith.family.audit_report import AuditReport, Digest
+from benchsmith.family.base import CardRecipe
+from benchsmith.family.rebuild_audit import RebuildAuditor
 
 # build_info.json keys the plan makes, which the rebuild makes again
 PLAN_COUNTS = ("counts", "skips", "notes", "options", "params_hash", "seed")

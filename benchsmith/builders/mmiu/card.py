@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.base import Card
 from benchsmith.builders.mmiu.config import SCANNET_TASKS, TASK_ABBR, TASK_RELATIONSHIP, TASKS
 from benchsmith.builders.mmiu.features import CIRCULAR_CONFIG
 from benchsmith.builders.mmiu.rai import RAI
+from benchsmith.family.base import Card
 
 
 def shortcut_rows(info: dict[str, Any]) -> list[dict[str, Any]]:

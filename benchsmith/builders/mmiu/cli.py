@@ -11,12 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import Step
 from benchsmith.core.executor import add_executor_arguments, executor_config
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.publish.roots import add_roots_argument, parse_root_flags
+from benchsmith.family.base import PublishRequest, Step
+from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_PLAN = Path("data/mmiu/plan")
 DEFAULT_SOURCES = {
@@ -173,11 +173,10 @@ def add_rehydrate_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shard size limit (default 256)")  # fmt: skip
 
 
-def run_rehydrate(args: argparse.Namespace) -> int:
+def run_rehydrate(args: argparse.Namespace) -> PublishRequest:
     from benchsmith.builders.mmiu.rehydrate import rehydrate
 
-    rehydrate(args.dataset, args.scannet, args.out, args.max_shard_mb, release=args.release)
-    return 0
+    return rehydrate(args.dataset, args.scannet, args.out, args.max_shard_mb, release=args.release)
 
 
 def add_publish_arguments(publish: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ from PIL import Image
 
 from benchsmith.builders.mmiu.images import ref_params
 from benchsmith.builders.mmiu.likeness import likeness, thumbnail
-from benchsmith.stages.cross_item_rules import NUMBER, option_text_features, recurrence_counts
+from benchsmith.options.cross_item_rules import NUMBER, option_text_features, recurrence_counts
 
 
 def _points(ref: dict[str, Any]) -> dict[str, tuple[float, float]]:

@@ -2,7 +2,7 @@
 
 A task module writes :class:`Draft` s: the fixed images, the texts, and its candidates with
 the gold first. Where the gold lands is decided here, for a whole config at once, by
-:func:`benchsmith.stages.distractors.balanced_positions` (every letter equally often), and
+:func:`benchsmith.options.distractors.balanced_positions` (every letter equally often), and
 :func:`finish` then orders the candidates. Candidates come in three kinds:
 
 - ``text``: each candidate is its option text;
@@ -21,7 +21,7 @@ from typing import Any
 from benchsmith.builders.mmiu.config import TASK_RELATIONSHIP
 from benchsmith.builders.mmiu.images import ImageSources, image_ref, ref_params, with_sha256
 from benchsmith.builders.mmiu.prompts import TEMPLATES, choices_block, prompt_order
-from benchsmith.stages.distractors import OptionSet, assemble
+from benchsmith.options.distractors import OptionSet, assemble
 
 
 @dataclass

@@ -29,8 +29,8 @@ from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.hashing import canonical_json, params_hash
 from benchsmith.core.progress import log
 from benchsmith.core.rng import derived_rng
-from benchsmith.publish.roots import portable_roots
-from benchsmith.stages.distractors import OptionSet, balanced_positions, option_report
+from benchsmith.hf.roots import portable_roots
+from benchsmith.options.distractors import OptionSet, balanced_positions, option_report
 
 PLAN_FORMAT = 1
 

@@ -17,7 +17,7 @@ from benchsmith.builders.mmiu.images import ImageSources
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash, sha256_file
 from benchsmith.core.json_files import read_jsonl
-from benchsmith.publish.roots import resolve_roots
+from benchsmith.hf.roots import resolve_roots
 
 REBUILD = "rerun `benchsmith build mmiu plan`"
 

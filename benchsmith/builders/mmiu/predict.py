@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from benchsmith.builders.mmiu.prompts import ANSWER_SUFFIX, full_prompt
-from benchsmith.builders.requests import HarnessRow, PredictionRequest, RequestSource
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.family.requests import HarnessRow, PredictionRequest, RequestSource
 
 
 def mmiu_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:

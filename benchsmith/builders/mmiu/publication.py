@@ -29,7 +29,6 @@ import datasets
 import PIL
 
 from benchsmith import __version__
-from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.mmiu.circular import rotate_item
 from benchsmith.builders.mmiu.config import (
     RELATIONSHIPS,
@@ -46,8 +45,9 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.progress import log
 from benchsmith.core.records import decision_record, provenance
+from benchsmith.family.base import Card, ConfigSpec, Publication
+from benchsmith.hf.batches import batches_by_image_bytes
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.publish.batches import batches_by_image_bytes
 
 BATCH_ROWS = 32
 REF_KEYS = ("kind", "scene", "frame", "file", "params", "sha256")

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.mmiu.features import SPLIT, features_for
 from benchsmith.builders.mmiu.images import ImageSources, checked_render, ref_extension
 from benchsmith.builders.mmiu.publication import MmiuPublication
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.family.base import Card, ConfigSpec, Publication, PublishRequest
 from benchsmith.hf.image_names import neutral_image_name
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.publish.roots import resolve_roots
+from benchsmith.hf.roots import resolve_roots
 
 PUBLISHER_KEYS = ("family", "version", "benchsmith_version", "code_revision", "configs")
 
@@ -101,8 +101,8 @@ def rehydrate(
     out: Path,
     max_shard_mb: float = 256.0,
     release: Path | None = None,
-) -> None:
-    from benchsmith.publish.publisher import publish
-
+) -> PublishRequest:
+    """The complete copy to write: same rows, same version, every image embedded."""
     publication = RehydratedPublication(dataset, scannet, release)
-    publish(publication, out, str(publication.info.get("version", "0.0.0")), max_shard_mb)
+    version = str(publication.info.get("version", "0.0.0"))
+    return PublishRequest(publication, Path(out), version, max_shard_mb)

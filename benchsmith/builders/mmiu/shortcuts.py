@@ -2,7 +2,7 @@
 
 For every task of a plan it runs:
 
-- the blind rules of :mod:`benchsmith.stages.blind_rules` (answer-letter prior; longest,
+- the blind rules of :mod:`benchsmith.options.blind_rules` (answer-letter prior; longest,
   shortest, odd format, odd precision, odd file type, question overlap; and for numbers:
   closest to / farthest from the identity pose, most decimals, odd signature, the option in
   the middle of the others or farthest from them, smallest or largest);
@@ -11,7 +11,7 @@ For every task of a plan it runs:
   from the centre; the file size and texture of the pieces an order puts on top; how often an
   option recurs in other items; numbers' size and rounding), each as a pick-the-largest and a
   pick-the-smallest rule, and all of them in one learned options-only model (a conditional
-  logit scored on held-out items: :mod:`benchsmith.stages.cross_item_rules`), with the images
+  logit scored on held-out items: :mod:`benchsmith.options.cross_item_rules`), with the images
   rendered from the plan's sources;
 - a text-only LLM (question, context and options, no image) when one is configured, through
   the one LLM client (cached; its replies read with MMIU's answer extraction);
@@ -47,8 +47,8 @@ from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
 from benchsmith.builders.mmiu.prompts import full_prompt
 from benchsmith.core.atomic import atomic_write_text
 from benchsmith.core.progress import progress
-from benchsmith.stages.blind_rules import BlindItem, answer_prior
-from benchsmith.stages.distractors import OptionSet, option_report
+from benchsmith.options.blind_rules import BlindItem, answer_prior
+from benchsmith.options.distractors import OptionSet, option_report
 
 
 def z_value(confidence: float) -> float:
@@ -128,7 +128,7 @@ def blind_items(rows: Iterable[dict[str, Any]]) -> list[BlindItem]:
 
 
 def rule_results(rows: list[dict[str, Any]], gate: ShortcutGate) -> list[RuleResult]:
-    from benchsmith.stages.blind_rules import OPTION_RULES, rule_baseline
+    from benchsmith.options.blind_rules import OPTION_RULES, rule_baseline
 
     items = blind_items(rows)
     prior = answer_prior(items)
@@ -216,7 +216,7 @@ def text_only_result(
 ) -> tuple[RuleResult, dict[str, Any]]:
     """Ask a model each item without its images; unparsed replies count as wrong."""
     from benchsmith.core.llm import require_ok, user_message
-    from benchsmith.scoring.option_letters import extract_letter
+    from benchsmith.options.option_letters import extract_letter
 
     messages = [
         [user_message(full_prompt(r["question"], r["context"], r["prompt_order"]), ())]
@@ -246,7 +246,7 @@ def signal_results(
     import numpy as np
 
     from benchsmith.builders.mmiu.gate_signals import CONTENT_SIGNALS, option_signals, signal_names
-    from benchsmith.stages.cross_item_rules import learned_choice_scores, value_rule_scores
+    from benchsmith.options.cross_item_rules import learned_choice_scores, value_rule_scores
 
     signals = option_signals(rows, render)
     golds = [int(r["answer_index"]) for r in rows]

@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.features import haystack_config
 from benchsmith.builders.mmneedle.publication import RowContext, haystack_row, sample_row
@@ -32,6 +30,8 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash, sha256_bytes
 from benchsmith.core.progress import quietly
 from benchsmith.core.text_differences import json_values
+from benchsmith.family.audit_report import AuditReport, Digest
+from benchsmith.family.base import CardRecipe, RowAuditor
 from benchsmith.hf.reader import read_rows
 from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME
 

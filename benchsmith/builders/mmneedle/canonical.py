@@ -42,10 +42,10 @@ from benchsmith.builders.mmneedle.candidates import Candidates
 from benchsmith.builders.mmneedle.config import Setting
 from benchsmith.builders.mmneedle.drafts import PlannedSamples
 from benchsmith.builders.mmneedle.pools import FAMILY
+from benchsmith.builders.mmneedle.rng_kernel import entropy_words
 from benchsmith.core.errors import PlanError
 from benchsmith.core.hashing import stable_int
 from benchsmith.core.rng import derived_rng
-from benchsmith.core.rng_kernel import entropy_words
 
 NEGATIVE_DRAW_ATTEMPTS = 200
 HAYSTACK_ATTEMPTS = 20

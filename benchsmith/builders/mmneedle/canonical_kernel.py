@@ -4,7 +4,7 @@
 positive captions, negatives whose captions match nothing in the haystack). This module applies
 them to one config in a single compiled loop over samples. Each sample still draws from its own
 generator, ``derived_rng(seed, "mmneedle", config, sample_id)``, replayed bit for bit by
-:mod:`benchsmith.core.rng_kernel`, and makes the same calls in the same order as the Python
+:mod:`benchsmith.builders.mmneedle.rng_kernel`, and makes the same calls in the same order as the Python
 version it replaced, so plans are byte-identical to the ones built before.
 
 Captions are compared as integer ids of their normalised text (``Candidates.norm_ids``); the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from benchsmith.core.rng_kernel import (
+from benchsmith.builders.mmneedle.rng_kernel import (
     STATE_WORDS,
     integers_into,
     permutation_into,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchsmith.builders.mmneedle.jpeg_mosaic import slot_bytes
 from benchsmith.builders.mmneedle.render_pool import (
     MOSAIC_ENGINE,
     FillTask,
@@ -27,13 +28,12 @@ from benchsmith.builders.mmneedle.render_pool import (
     fill_cell,
 )
 from benchsmith.core.limits import max_pixels
-from benchsmith.images.jpeg_mosaic import slot_bytes
 
 
 @dataclass(frozen=True)
 class CellSpec:
     """How cells are made; with ``tile_quality`` they are cached as JPEG tiles at that quality
-    (:mod:`benchsmith.images.jpeg_mosaic`), so stitching writes mosaics instead of encoding."""
+    (:mod:`benchsmith.builders.mmneedle.jpeg_mosaic`), so stitching writes mosaics instead of encoding."""
 
     cell_size: int
     resample: str = "bicubic"

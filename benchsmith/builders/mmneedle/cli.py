@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchsmith.builders.base import Step
 from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
 from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.metrics import add_metrics_option, write_metrics
@@ -23,6 +22,7 @@ from benchsmith.core.params import (
     section,
 )
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.family.base import Step
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import Family, Publication, RowAuditor
 from benchsmith.builders.mmneedle import cli
+from benchsmith.family.base import Family, Publication, RowAuditor
 
 
 class MmneedleFamily(Family):
@@ -48,7 +48,7 @@ class MmneedleFamily(Family):
         the whole of it: no instruction line is added), written as ``sample_id``."""
         from dataclasses import replace
 
-        from benchsmith.builders.requests import generic_requests
+        from benchsmith.family.requests import generic_requests
         from benchsmith.hf.dataset_view import DatasetView
 
         options = source.options

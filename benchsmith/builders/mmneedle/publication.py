@@ -17,7 +17,6 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.mmneedle.features import (
     HAYSTACK_FEATURES,
     SAMPLE_FEATURES,
@@ -28,6 +27,7 @@ from benchsmith.builders.mmneedle.render import plan_fingerprint
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash
 from benchsmith.core.records import decision_record, provenance, source_ref
+from benchsmith.family.base import Card, ConfigSpec, Publication
 from benchsmith.hf.layout import SplitWritten
 from benchsmith.sources.coco.reader import (
     ANNOTATIONS_LICENSE,

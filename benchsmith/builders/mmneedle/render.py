@@ -2,7 +2,7 @@
 
 Each source image is decoded and resized once per build (a memory-mapped cell cache shared by
 all grids; when cells are whole 16 px JPEG MCUs each is kept as its JPEG tile, see
-:mod:`benchsmith.images.jpeg_mosaic`), then ``--workers`` processes write the stitched JPEGs:
+:mod:`benchsmith.builders.mmneedle.jpeg_mosaic`), then ``--workers`` processes write the stitched JPEGs:
 mosaics of the tiles, or pasted canvases encoded by Pillow, the same bytes. Output::
 
     OUT/stitched/n{N}.parquet   stitched_id, image (JPEG bytes), sha256 — pool order

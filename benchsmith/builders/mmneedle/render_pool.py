@@ -16,6 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from benchsmith.builders.mmneedle.jpeg_mosaic import (
+    MCU,
+    cell_tile,
+    matches_installed_pillow,
+    mosaic_from_slots,
+)
 from benchsmith.builders.mmneedle.stitching import (
     encode_jpeg,
     load_cell_rgbx,
@@ -24,12 +30,6 @@ from benchsmith.builders.mmneedle.stitching import (
 from benchsmith.core.executor import LocalExecutor
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
-from benchsmith.images.jpeg_mosaic import (
-    MCU,
-    cell_tile,
-    matches_installed_pillow,
-    mosaic_from_slots,
-)
 
 _maps: dict[tuple[str, str], np.ndarray] = {}
 
@@ -49,7 +49,7 @@ class FillTask:
     """Decode + resize one source into slot ``index`` of the cache; returns its file sha256.
 
     With ``tile_quality`` the slot holds the cell as a JPEG tile at that quality (its indexed
-    scan, :mod:`benchsmith.images.jpeg_mosaic`) instead of its RGBX pixels."""
+    scan, :mod:`benchsmith.builders.mmneedle.jpeg_mosaic`) instead of its RGBX pixels."""
 
     cache_path: str
     shape: tuple[int, ...]
@@ -105,7 +105,7 @@ def tiles_apply(setting: tuple[int, int]) -> bool:
     return cell_size % MCU == 0 and matches_installed_pillow(quality)
 
 
-MOSAIC_ENGINE = "benchsmith.images.jpeg_mosaic"
+MOSAIC_ENGINE = "benchsmith.builders.mmneedle.jpeg_mosaic"
 
 
 def render_engines(setting: tuple[str, float | None, int, int]) -> dict[str, str]:
@@ -121,10 +121,10 @@ def render_engines(setting: tuple[str, float | None, int, int]) -> dict[str, str
 
 def resize_engine(setting: tuple[str, float | None]) -> str:
     """What resizes cells for ``(resample, reducing_gap)`` in this process: Pillow's algorithm
-    in :mod:`benchsmith.images.resample` (checked equal to the installed Pillow) or Pillow."""
+    in :mod:`benchsmith.builders.mmneedle.resample` (checked equal to the installed Pillow) or Pillow."""
     from benchsmith.builders.mmneedle.stitching import exact_fast_resize
 
-    return "benchsmith.images.resample" if exact_fast_resize(*setting) else "pillow"
+    return "benchsmith.builders.mmneedle.resample" if exact_fast_resize(*setting) else "pillow"
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,10 @@ class RenderPool(LocalExecutor):
     it drops this process's maps, canvases and descriptors of the cell cache."""
 
     def __init__(self, workers: int):
-        kernels = ["benchsmith.images.resample_kernel", "benchsmith.images.jpeg_mosaic_kernel"]
+        kernels = [
+            "benchsmith.builders.mmneedle.resample_kernel",
+            "benchsmith.builders.mmneedle.jpeg_mosaic_kernel",
+        ]
         super().__init__(max(1, int(workers)), [__name__, *kernels])
 
     def __exit__(self, *exc: object) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec
+from benchsmith.builders.mmneedle.jpeg_mosaic import TileSet, cell_tile
 from benchsmith.builders.mmneedle.render_pool import render_engines
 from benchsmith.builders.mmneedle.stitched_writer import BytesBatch, write_stitched
 from benchsmith.builders.mmneedle.stitching import (
@@ -34,7 +35,6 @@ from benchsmith.core.executor import ExecutorConfig, RayExecutor, import_ray
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress_bar
-from benchsmith.images.jpeg_mosaic import TileSet, cell_tile
 
 FILL_BATCH = 16  # sources per phase-1 task
 STITCH_BATCH = 8  # stitched images per phase-2 task (as the local spill batches)

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from benchsmith.builders.mmneedle.resample import FILTERS, matches_installed_pillow, resize_rgbx
 from benchsmith.core.errors import SourceError
 from benchsmith.images.decode import decode_rgb as decode_image
 from benchsmith.images.decode import decode_rgbx
-from benchsmith.images.resample import FILTERS, matches_installed_pillow, resize_rgbx
 
 COCO_FIX = (
     "the file is corrupt or truncated: re-extract it from val2014.zip "
@@ -51,7 +51,7 @@ def resize_cell(
 
 
 def exact_fast_resize(resample: str, reducing_gap: float | None) -> bool:
-    """Whether cells can be resized by :func:`benchsmith.images.resample.resize_rgbx`
+    """Whether cells can be resized by :func:`benchsmith.builders.mmneedle.resample.resize_rgbx`
     (Pillow's pixels, ~4x faster): a convolution filter, no ``reducing_gap`` (Pillow's
     ``reduce()`` shortcut is not reimplemented) and agreement with the installed Pillow."""
     return reducing_gap is None and resample in FILTERS and matches_installed_pillow(resample)

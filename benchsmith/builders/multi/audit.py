@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import CardRecipe
 from benchsmith.builders.multi.features import EXTEND
-from benchsmith.builders.rebuild_audit import RebuildAuditor
 from benchsmith.core.progress import quietly
 from benchsmith.core.text_differences import differences, json_values
+from benchsmith.family.audit_report import AuditReport, Digest
+from benchsmith.family.base import CardRecipe
+from benchsmith.family.rebuild_audit import RebuildAuditor
 
 # build_info.json keys the questions and select steps make, which the rebuild makes again
 PLAN_COUNTS = ("counts", "source_kinds", "near_duplicates", "selection", "params_hash", "seed")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.base import Card
 from benchsmith.builders.multi.rai import RAI
+from benchsmith.family.base import Card
 from benchsmith.hf.card import size_category
 
 

@@ -11,12 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import Step
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, section
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.family.base import Step
+from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
-from benchsmith.publish.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_EXAMS = Path("data/sources/exams")
 DEFAULT_CONVERTED = Path("data/multi/converted")

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.base import Family, Publication, RowAuditor
 from benchsmith.builders.multi import cli
+from benchsmith.family.base import Family, Publication, RowAuditor
 
 
 class MultiFamily(Family):

@@ -4,7 +4,7 @@ The paper removed "more than 800 near duplicates" without saying how. Ours:
 
 1. **text**: each question's text (stem and options; not the answer), and its stem alone, are
    normalised (NFKC, case folded, punctuation dropped, CJK characters split;
-   :func:`~benchsmith.stages.ngram_index.normalize_text`, LaTeX ``$`` and image tags removed)
+   :func:`~benchsmith.core.ngram_index.normalize_text`, LaTeX ``$`` and image tags removed)
    and cut into character ``ngram``-grams;
 2. **MinHash**: ``num_perm`` min-hashes of the gram set (a splitmix64 hash family over the
    grams' 64-bit hashes, vectorised over the whole pool): two texts agree on one min-hash with
@@ -46,8 +46,8 @@ import numpy as np
 
 from benchsmith.builders.multi.config import NearDuplicates
 from benchsmith.builders.multi.questions import parse_options
+from benchsmith.core.ngram_index import gram_hashes, normalize_text
 from benchsmith.core.records import decision_record
-from benchsmith.stages.ngram_index import gram_hashes, normalize_text
 
 STAGE = "near_duplicates"
 _MARKUP = re.compile(r"\[IMAGE_\d+\]|\[MASK\]|\$")

@@ -197,7 +197,7 @@ class QuestionsDir:
 
     @classmethod
     def read(cls, path: str | Path, step: str = "questions", roots_override=None) -> QuestionsDir:
-        from benchsmith.publish.roots import resolve_roots
+        from benchsmith.hf.roots import resolve_roots
 
         path = Path(path)
         info_path = path / "build_info.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from benchsmith.builders.multi.config import QUESTION_TYPES
-from benchsmith.builders.requests import HarnessRow, PredictionRequest, RequestSource
+from benchsmith.family.requests import HarnessRow, PredictionRequest, RequestSource
 
 SYSTEM = "你是一名{subject}学科的考试答题助手。请认真阅读题目（可能包含图片），给出答案。"
 ANSWER_FORMAT = {

@@ -19,7 +19,6 @@ import datasets
 import PIL
 
 from benchsmith import __version__
-from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.multi.config import EDUCATION, IMAGE_CLASSES, QUESTION_TYPES, TRACKS
 from benchsmith.builders.multi.features import ELITE, EXTEND, QUESTIONS, SPLIT, features_for
 from benchsmith.builders.multi.plan import QuestionsDir
@@ -27,9 +26,10 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.progress import log
 from benchsmith.core.records import provenance
+from benchsmith.family.base import Card, ConfigSpec, Publication
+from benchsmith.hf.batches import batches_by_image_bytes
 from benchsmith.hf.image_names import neutral_image_name, source_extension
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.publish.batches import batches_by_image_bytes
 
 BATCH_ROWS = 256
 CHANGED_FIX = "the source changed since the build: rerun `dvc repro` (or the build steps)"

@@ -21,14 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.audit_report import AuditReport, Digest
-from benchsmith.builders.base import CardRecipe, RowAuditor
 from benchsmith.builders.vlicl.build_dir import resolve_roots
 from benchsmith.builders.vlicl.features import EPISODES_CONFIG, SAMPLERS, SPLITS
 from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import quietly
 from benchsmith.core.text_differences import json_values
+from benchsmith.family.audit_report import AuditReport, Digest
+from benchsmith.family.base import CardRecipe, RowAuditor
 from benchsmith.hf.layout import splits_written
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to

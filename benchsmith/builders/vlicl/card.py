@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from benchsmith.builders.base import Card
 from benchsmith.builders.vlicl.features import EPISODES_CONFIG, TASKS
 from benchsmith.builders.vlicl.rai import RAI
+from benchsmith.family.base import Card
 
 
 def sorted_histogram(counter: Counter) -> dict[str, int]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from benchsmith.builders.requests import PredictionRequest, RequestSource
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.family.requests import PredictionRequest, RequestSource
 
 INSTRUCTIONS = {
     "open_mi": "Each image shows an object with a made-up name. Learn the names from the "

@@ -29,7 +29,6 @@ import PIL
 from PIL import features as pil_features
 
 from benchsmith import __version__
-from benchsmith.builders.base import Card, ConfigSpec, Publication
 from benchsmith.builders.vlicl.build_dir import VliclBuildDir
 from benchsmith.builders.vlicl.card import sorted_histogram, vlicl_card
 from benchsmith.builders.vlicl.features import (
@@ -47,9 +46,10 @@ from benchsmith.builders.vlicl.features import (
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import decision_record, provenance
+from benchsmith.family.base import Card, ConfigSpec, Publication
+from benchsmith.hf.batches import batches_by_image_bytes
 from benchsmith.hf.image_names import neutral_image_name, source_extension
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.publish.batches import batches_by_image_bytes
 
 BATCH_ROWS = 64
 MIN_BATCH_BYTES = 256 * 1024

@@ -13,7 +13,7 @@ from PIL import Image
 
 from benchsmith.builders.mmiu.config import SCANNET_TASKS, TASKS, ShortcutGate
 from benchsmith.builders.mmiu.publication import MmiuPublication
-from benchsmith.builders.mmiu.rehydrate import rehydrate
+from benchsmith.builders.mmiu.rehydrate import rehydrate as rehydrate_request
 from benchsmith.builders.mmiu.shortcuts import check_plan
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.executor import ExecutorConfig
@@ -63,6 +63,13 @@ def test_scannet_images_are_references_and_coco_images_are_embedded(referenced):
                     assert sha256_bytes(image["bytes"]) == ref["sha256"]
     card = (referenced / "README.md").read_text()
     assert "Rehydrating the ScanNet images" in card and "ScanNet Terms of Use" in card
+
+
+def rehydrate(dataset: Path, scannet: Path, out: Path) -> None:
+    """What ``benchsmith build mmiu rehydrate`` does: the step's request, written by the one
+    publisher."""
+    request = rehydrate_request(dataset, scannet, out)
+    publish(request.publication, request.out, request.version, request.max_shard_mb)
 
 
 def test_rehydrating_gives_the_embedded_dataset(referenced, embedded, mmiu_sources, tmp_path):

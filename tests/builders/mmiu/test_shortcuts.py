@@ -16,7 +16,7 @@ from benchsmith.builders.mmiu.prompts import choices_block
 from benchsmith.builders.mmiu.shortcuts import check_plan, check_task, wilson_lower, z_value
 from benchsmith.cli import main
 from benchsmith.core.llm import LLMClient, LLMConfig
-from benchsmith.stages.distractors import chi_square_p, format_matrix
+from benchsmith.options.distractors import chi_square_p, format_matrix
 
 
 def test_wilson_bound_judges_evidence_not_noise():

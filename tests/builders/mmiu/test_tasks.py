@@ -23,6 +23,8 @@ from benchsmith.builders.mmiu.images import ImageSources, ref_params, render_ima
 from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 from benchsmith.builders.mmiu.tasks.spatial_transform import transform_text
 from benchsmith.core.errors import BenchsmithError, SourceError
+from benchsmith.options.blind_numeric_rules import option_numbers
+from benchsmith.options.distractors import OptionSet, option_report
 from benchsmith.sources.scannet.sample import (
     COLOR_SIZE,
     FAILED_FRAME,
@@ -30,8 +32,6 @@ from benchsmith.sources.scannet.sample import (
     ray_cast,
     sample_scene_truth,
 )
-from benchsmith.stages.blind_numeric_rules import option_numbers
-from benchsmith.stages.distractors import OptionSet, option_report
 
 POSE_TOLERANCE = 1.5e-3  # printed to 3 decimals from float32 poses
 

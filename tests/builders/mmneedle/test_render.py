@@ -49,7 +49,9 @@ def test_render_info_and_source_hashes(built):
     import json
 
     info = json.loads((built["render"] / "render_info.json").read_text())
-    assert info["jpeg_engine"] == "benchsmith.images.jpeg_mosaic"  # 256 px cells: 16 MCUs
+    assert (
+        info["jpeg_engine"] == "benchsmith.builders.mmneedle.jpeg_mosaic"
+    )  # 256 px cells: 16 MCUs
     assert info["render"] == {
         "cell_size": 256,
         "jpeg_quality": 75,
@@ -113,7 +115,7 @@ def test_a_stitched_image_missing_a_cell_is_a_damaged_plan(built, small_plan, tm
 
 
 @pytest.mark.parametrize(
-    ("cell_size", "engine"), [(32, "benchsmith.images.jpeg_mosaic"), (24, "pillow")]
+    ("cell_size", "engine"), [(32, "benchsmith.builders.mmneedle.jpeg_mosaic"), (24, "pillow")]
 )
 def test_stitched_jpegs_are_pillows_encode_of_the_pasted_cells(
     built, small_plan, tmp_path, cell_size, engine

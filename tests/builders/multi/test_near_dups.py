@@ -17,7 +17,7 @@ from benchsmith.builders.multi.near_dups import (
     question_grams,
     remove_near_duplicates,
 )
-from benchsmith.stages.ngram_index import gram_hashes
+from benchsmith.core.ngram_index import gram_hashes
 
 WORDS = "甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥天地玄黄宇宙洪荒日月盈昃辰宿列张"
 

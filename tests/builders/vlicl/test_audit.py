@@ -13,12 +13,12 @@ import pytest
 from PIL import Image
 from vlicl_fixtures import build_sample_vlicl
 
-from benchsmith.builders.audit_report import AuditReport
 from benchsmith.builders.vlicl.family import VLICL
 from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
 from benchsmith.builders.vlicl.publication import VliclPublication
 from benchsmith.core.errors import AuditError, BenchsmithError
 from benchsmith.core.hashing import sha256_bytes
+from benchsmith.family.audit_report import AuditReport
 from benchsmith.publish.audit import audit_dataset
 from benchsmith.publish.publisher import publish
 

@@ -21,8 +21,8 @@ from benchsmith.builders.mmiu.scenes import FramePair, Scene, far_frames
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
+from benchsmith.options.distractors import format_matrix
 from benchsmith.sources.coco.reader import CocoCaptions, CocoImage
-from benchsmith.stages.distractors import format_matrix
 
 TWIN_BITS = 4  # perceptual-hash bits within which two COCO pictures are one (MMNeedle's default)
 SCANNET_LICENSE = "ScanNet Terms of Use (non-commercial research; no redistribution)"

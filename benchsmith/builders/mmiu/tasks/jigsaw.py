@@ -3,7 +3,7 @@
 Images: the ``grid x grid`` pieces (PNG crops of one COCO image) in a shuffled order. The
 answer lists, per grid cell in reading order, the number of the image that belongs there. The
 shuffle is uniform over all orders and the distractors are other orders
-(:func:`benchsmith.stages.distractors.permutation_distractors`), so the identity order, or any
+(:func:`benchsmith.options.distractors.permutation_distractors`), so the identity order, or any
 other, is the gold exactly as often as chance says.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from benchsmith.builders.mmiu.images import image_ref
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.tasks.context import TaskContext
-from benchsmith.stages.distractors import permutation_distractors
+from benchsmith.options.distractors import permutation_distractors
 
 TASK = "jigsaw_puzzle_solving"
 MIN_PIECE_PX = 24

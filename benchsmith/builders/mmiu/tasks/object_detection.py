@@ -30,13 +30,13 @@ from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
 from benchsmith.builders.mmiu.scenes import Scene
 from benchsmith.builders.mmiu.tasks.context import TaskContext
+from benchsmith.options.distractors import box_iou, format_vector
 from benchsmith.sources.scannet.scene import (
     AGGREGATION_SUFFIX,
     LABELS_FILE,
     MESH_SUFFIX,
     SEGS_SUFFIX,
 )
-from benchsmith.stages.distractors import box_iou, format_vector
 
 TASK = "3d_object_detection"
 MIN_VISIBLE_FRACTION = 0.01

@@ -7,7 +7,7 @@ from: "closest to identity", "most decimals" or "smallest translation" pick the 
 (the original's distractors were absolute poses, so the gold was the only near-identity
 matrix). Each must differ from the gold and from each other by at least 1 cm or 1 degree. When
 a scene has too few other pairs, the rest are drawn by
-:func:`benchsmith.stages.distractors.pose_distractors` and the item's method says so.
+:func:`benchsmith.options.distractors.pose_distractors` and the item's method says so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.prompts import COORD_FRAME, POSE_CONVENTION
 from benchsmith.builders.mmiu.scenes import FramePair
 from benchsmith.builders.mmiu.tasks.context import TaskContext
-from benchsmith.stages.distractors import DistractorError, pose_distractors
+from benchsmith.options.distractors import DistractorError, pose_distractors
 
 TASK = "3d_pose_estimation"
 MIN_TRANSLATION_GAP_M = 0.01

@@ -15,7 +15,7 @@ import itertools
 from benchsmith.builders.mmiu.images import image_ref
 from benchsmith.builders.mmiu.items import Draft
 from benchsmith.builders.mmiu.tasks.context import TaskContext
-from benchsmith.stages.distractors import label_distractors
+from benchsmith.options.distractors import label_distractors
 
 TASK = "image_spatial_transformation_estimation"
 SIDE = 256

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchsmith.core.errors import SourceError
-from benchsmith.stages.blind_rules import (
+from benchsmith.options.blind_rules import (
     BlindItem,
     answer_prior,
     flagged_rules,
@@ -198,7 +198,7 @@ def test_cross_item_baselines_find_a_recurring_gold_and_a_learnable_signal():
     here reads as one option standing out), both beat chance; fair options do not."""
     import numpy as np
 
-    from benchsmith.stages.blind_rules import BlindItem, run_blind_baselines
+    from benchsmith.options.blind_rules import BlindItem, run_blind_baselines
 
     rng = np.random.default_rng(0)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchsmith.stages.cross_item_rules import (
+from benchsmith.options.cross_item_rules import (
     learned_choice_scores,
     pick_by_value,
     recurrence_counts,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from benchsmith.core.errors import SourceError
-from benchsmith.stages.blind_numeric_rules import NUMERIC_RULES
+from benchsmith.options.blind_numeric_rules import NUMERIC_RULES
 
 _LETTER = re.compile(r"^\(?([A-Za-z])[).:]?$")
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:[eE][-+]?\d+)?")
@@ -310,7 +310,7 @@ def cross_item_baselines(
     """The baselines that look across items (:mod:`.cross_item_rules`): the option seen most
     (or least) often in other items, and a learned options-only model over every option's
     text features and recurrence, each item scored by a model fitted on the other folds."""
-    from benchsmith.stages.cross_item_rules import (
+    from benchsmith.options.cross_item_rules import (
         learned_choice_scores,
         recurrence_counts,
         text_features,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsmith.stages.distractors import DistractorError
+from benchsmith.options.distractors import DistractorError
 
 LENGTH_RATIO = (0.75, 1.34)  # a distractor's word count / the gold's
 POOL_METHOD = "pool_from_other_samples"

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from benchsmith.builders.mmneedle import resample
+from benchsmith.builders.mmneedle.resample import FILTERS, matches_installed_pillow, resize_rgbx
 from benchsmith.builders.mmneedle.stitching import (
     decode_rgb,
     exact_fast_resize,
     load_cell,
     resize_cell,
 )
-from benchsmith.images import resample
-from benchsmith.images.resample import FILTERS, matches_installed_pillow, resize_rgbx
 
 
 def pillow(pixels: np.ndarray, width: int, height: int, name: str) -> np.ndarray:

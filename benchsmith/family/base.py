@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from benchsmith.builders.audit_report import AuditReport
+from benchsmith.family.audit_report import AuditReport
 
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
 
-    from benchsmith.builders.requests import HarnessRow, PredictionRequest, RequestSource
+    from benchsmith.family.requests import HarnessRow, PredictionRequest, RequestSource
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
 
@@ -47,7 +47,20 @@ class Step:
     help: str
     description: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    # an exit status, or a folder to publish: the CLI hands that to the one publisher
+    run: Callable[[argparse.Namespace], int | PublishRequest]
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """What a build step returns when what it makes is a published folder (MMIU's rehydrate):
+    the publication and where to write it. The CLI writes it with the one publisher; a family
+    describes, it never calls the publisher itself."""
+
+    publication: Publication
+    out: Path
+    version: str
+    max_shard_mb: float
 
 
 @dataclass(frozen=True)
@@ -313,7 +326,7 @@ class Family(ABC):
         """What ``predict`` sends for each sample of ``source.config``/``source.split``, keyed
         by the fields this family's scorer reads. Default: the sample's images, then the
         question, option lines and the lmms-eval instruction, keyed by ``sample_id``."""
-        from benchsmith.builders.requests import generic_requests
+        from benchsmith.family.requests import generic_requests
         from benchsmith.hf.dataset_view import DatasetView
 
         view = DatasetView(source.dataset_dir, source.config, source.split,
@@ -324,7 +337,7 @@ class Family(ABC):
         """The samples of ``source.config``/``source.split`` as single-turn harness rows
         (``export vlmevalkit``); default: the generic reading of the family's columns. A family
         whose samples are not single-turn says which it skips, and why, by not yielding them."""
-        from benchsmith.builders.requests import generic_harness_rows
+        from benchsmith.family.requests import generic_harness_rows
         from benchsmith.hf.dataset_view import DatasetView
 
         view = DatasetView(source.dataset_dir, source.config, source.split,

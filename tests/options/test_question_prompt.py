@@ -6,7 +6,7 @@ import pytest
 from chat_server import ChatServer, Reply
 
 from benchsmith.core.llm import LLMClient, LLMConfig, user_message
-from benchsmith.stages.question_prompt import option_letter, render_prompt
+from benchsmith.options.question_prompt import option_letter, render_prompt
 
 
 def test_multiple_choice_lists_lettered_options_then_the_letter_instruction():

@@ -40,7 +40,7 @@ MCU = 16  # 4:2:0: one MCU is 16 x 16 pixels
 def _kernel() -> Any:
     """The numba kernels, loaded on first use: loading them costs a second, which a process
     that imports the renderer only to publish or audit rows never pays."""
-    from benchsmith.images import jpeg_mosaic_kernel
+    from benchsmith.builders.mmneedle import jpeg_mosaic_kernel
 
     return jpeg_mosaic_kernel
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchsmith.images import jpeg_mosaic
-from benchsmith.images.jpeg_mosaic import (
+from benchsmith.builders.mmneedle import jpeg_mosaic
+from benchsmith.builders.mmneedle.jpeg_mosaic import (
     MosaicUnsupported,
     TileSet,
     cell_tile,

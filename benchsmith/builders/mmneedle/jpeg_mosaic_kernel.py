@@ -1,4 +1,4 @@
-"""Compiled loops of :mod:`benchsmith.images.jpeg_mosaic` (numba, cached on disk, GIL released).
+"""Compiled loops of :mod:`benchsmith.builders.mmneedle.jpeg_mosaic` (numba, cached on disk, GIL released).
 
 Two loops over a baseline JPEG's entropy-coded bits, read from an *unstuffed* copy (the 0x00
 after every 0xFF removed) padded with 8 zero bytes so that a peek never reads past the end:

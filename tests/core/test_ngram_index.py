@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchsmith.core.errors import SourceError
-from benchsmith.stages.ngram_index import (
+from benchsmith.core.ngram_index import (
     NgramIndex,
     find_contaminated,
     normalize_text,

@@ -16,7 +16,7 @@ computes (text features, or image features such as file size and similarity):
   item, so only how an option differs from its siblings can matter. A model that beats chance
   on held-out items has found a signal that separates golds from distractors without the skill.
 
-Scores follow :func:`benchsmith.stages.blind_rules.rule_baseline`: 1 or 0 per item when the
+Scores follow :func:`benchsmith.options.blind_rules.rule_baseline`: 1 or 0 per item when the
 baseline picks one option, ``1 / n`` (the expected score of a guess) when it does not.
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from benchsmith.stages.distractors import NUMBER
+from benchsmith.options.distractors import NUMBER
 
 L2 = 1.0  # ridge penalty of the learned model (features are standardised)
 

@@ -16,7 +16,7 @@ NumPy's generator the planners use:
   multiply-shift with rejection on 32-bit draws).
 
 The match is checked against the installed NumPy on thousands of seeds and every call kind in
-``tests/core/test_rng_kernel.py``; NumPy does not promise ``Generator`` streams across releases,
+``tests/builders/mmneedle/test_rng_kernel.py``; NumPy does not promise ``Generator`` streams across releases,
 so that test is what tells us if a NumPy upgrade changed them (our plans would change too).
 
 A generator's state is a ``uint64`` array of six words: ``[state_hi, state_lo, inc_hi, inc_lo,

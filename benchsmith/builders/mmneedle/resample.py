@@ -19,7 +19,7 @@ What is different is the memory layout: both passes run as *vertical* passes (ea
 weighted sum of whole input rows, which the compiler vectorises), and the horizontal one gets
 there through a 32-bit transpose. :func:`matches_installed_pillow` compares the two on shapes
 that exercise both pass orders, and callers use this path only when it agrees
-(``tests/images/test_resample.py`` compares hundreds of random shapes and every filter).
+(``tests/builders/mmneedle/test_resample.py`` compares hundreds of random shapes and every filter).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def _as_bytes(units: np.ndarray) -> np.ndarray:
 def _horizontal(units: np.ndarray, row0: int, rows: int, bounds, taps) -> np.ndarray:
     """Resize rows ``row0 .. row0 + rows`` of ``units`` along x: transpose, resize the columns
     as rows, transpose back."""
-    from benchsmith.images.resample_kernel import transpose_pixels, vertical_pass
+    from benchsmith.builders.mmneedle.resample_kernel import transpose_pixels, vertical_pass
 
     columns = transpose_pixels(units[row0 : row0 + rows])
     out_w = bounds.shape[0]
@@ -155,7 +155,9 @@ def _horizontal(units: np.ndarray, row0: int, rows: int, bounds, taps) -> np.nda
 
 
 def _vertical(units: np.ndarray, offset: int, bounds, taps) -> np.ndarray:
-    from benchsmith.images.resample_kernel import vertical_pass  # numba: only when resizing
+    from benchsmith.builders.mmneedle.resample_kernel import (
+        vertical_pass,  # numba: only when resizing
+    )
 
     out = np.empty((bounds.shape[0], units.shape[1]), np.uint32)
     vertical_pass(_as_bytes(units), offset, bounds, taps, _as_bytes(out))

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.audit_report import AuditReport
-from benchsmith.builders.base import RowAuditor
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.family.audit_report import AuditReport
+from benchsmith.family.base import RowAuditor
 
 BUILD_FACTS = ("code_revision", "builder_version")
 
@@ -27,7 +27,7 @@ class RebuildAuditor(RowAuditor):
 
     def __init__(self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]):
         """``roots``: ``--root`` overrides of the source roots ``build_info.json`` recorded."""
-        from benchsmith.publish.roots import resolve_roots
+        from benchsmith.hf.roots import resolve_roots
 
         self.dataset_dir = dataset_dir
         self.info = info

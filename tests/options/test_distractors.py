@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from benchsmith.stages.distractors import (
+from benchsmith.options.distractors import (
     DistractorError,
     OptionSet,
     assemble,
@@ -33,7 +33,7 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 def small_pose(generator: np.random.Generator) -> np.ndarray:
     """A nearby-frame relative pose like MMIU's 3DPE gold: under a degree, a few mm."""
-    from benchsmith.stages.distractors import _rotation
+    from benchsmith.options.distractors import _rotation
 
     pose = np.eye(4)
     pose[:3, :3] = _rotation(generator.normal(size=3), math.radians(generator.uniform(0.2, 1.0)))

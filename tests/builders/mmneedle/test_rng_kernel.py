@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsmith.core.rng_kernel import (
+from benchsmith.builders.mmneedle.rng_kernel import (
     STATE_WORDS,
     entropy_words,
     integers_into,

@@ -1,4 +1,4 @@
-"""Compiled loops of :mod:`benchsmith.images.resample` (numba, cached on disk, GIL released).
+"""Compiled loops of :mod:`benchsmith.builders.mmneedle.resample` (numba, cached on disk, GIL released).
 
 Both are written so that the innermost loop runs over contiguous memory with no branches,
 which LLVM turns into SIMD: a vertical pass adds whole weighted rows into a 32-bit

@@ -5,7 +5,7 @@ near-identity pose (MMIU's 3DPE), the one written with more decimals, the option
 of the others (distractors drawn around the gold), or the odd one out (distractors drawn far
 from it). Each rule reads every number of every option; it fires only when all options carry
 the same count of numbers and exactly one option stands out, and otherwise leaves the item to
-chance (see :func:`benchsmith.stages.blind_rules.rule_baseline`).
+chance (see :func:`benchsmith.options.blind_rules.rule_baseline`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsmith.stages.distractors import NUMBER, format_signature
+from benchsmith.options.distractors import NUMBER, format_signature
 
 
 def option_numbers(text: str) -> list[float]:

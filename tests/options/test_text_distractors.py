@@ -8,8 +8,8 @@ import pytest
 from chat_server import ChatServer, Reply, Status
 
 from benchsmith.core.llm import LLMClient, LLMConfig
-from benchsmith.stages.distractors import DistractorError
-from benchsmith.stages.text_distractors import (
+from benchsmith.options.distractors import DistractorError
+from benchsmith.options.text_distractors import (
     POOL_METHOD,
     parse_reply,
     pool_text_distractors,

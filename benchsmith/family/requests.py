@@ -65,7 +65,7 @@ class RequestSource:
 def generic_requests(view: Any, options: PredictOptions, key_name: str = "sample_id",
                      key_type: type = str) -> Iterator[PredictionRequest]:  # fmt: skip
     """Images, then question + option lines + instruction (the lmms-eval layout)."""
-    from benchsmith.stages.question_prompt import render_prompt
+    from benchsmith.options.question_prompt import render_prompt
 
     for sample in view.iter_samples(with_images=not options.text_only):
         text = render_prompt(sample.question, sample.choices, instruction=options.instruction)
@@ -91,7 +91,7 @@ class HarnessRow:
 def generic_harness_rows(view: Any, category: str) -> Iterator[HarnessRow]:
     """The generic reading: question, choices (the answer as a letter when it is one of them),
     images, the subtask as category."""
-    from benchsmith.stages.blind_rules import resolve_answer_index
+    from benchsmith.options.blind_rules import resolve_answer_index
 
     for sample in view.iter_samples():
         options = tuple(sample.choices or ())
