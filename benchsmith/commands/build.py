@@ -6,7 +6,7 @@ import argparse
 import functools
 
 from benchsmith.commands import family_subparsers
-from benchsmith.family.base import PublishRequest, Step
+from benchsmith.family.base import PublishRequest, ScoreRunsRequest, Step
 
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
@@ -29,12 +29,20 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
 
 
 def run_step(step: Step, args: argparse.Namespace) -> int:
-    """Run a step; a step that makes a published folder returns a request, which the one
-    publisher writes here, so no family calls the publisher itself."""
+    """Run a step. A step that makes a published folder returns a request the one publisher
+    writes here; a step that needs runs scored gets them scored here by its family's scorer:
+    no family calls the publisher or the scoring package itself."""
     result = step.run(args)
     if isinstance(result, PublishRequest):
         from benchsmith.publish.publisher import publish
 
         publish(result.publication, result.out, result.version, result.max_shard_mb)
         return 0
+    if isinstance(result, ScoreRunsRequest):
+        from benchsmith.scoring import SCORERS
+
+        scorer = SCORERS.get(result.family)
+        scores = {name: scorer.question_points(result.rows, path)
+                  for name, path in result.runs.items()}  # fmt: skip
+        return result.then(scores)
     return result

@@ -47,8 +47,9 @@ class Step:
     help: str
     description: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    # an exit status, or a folder to publish: the CLI hands that to the one publisher
-    run: Callable[[argparse.Namespace], int | PublishRequest]
+    # an exit status; a folder to publish (the CLI hands it to the one publisher); or runs to
+    # score with the family's scorer before the step goes on
+    run: Callable[[argparse.Namespace], int | PublishRequest | ScoreRunsRequest]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,20 @@ class PublishRequest:
     out: Path
     version: str
     max_shard_mb: float
+
+
+@dataclass(frozen=True)
+class ScoreRunsRequest:
+    """What a build step returns when it needs model runs scored question by question (MULTI's
+    Elite re-selection): the CLI scores each run with the family's own scorer
+    (``Scorer.question_points``, the rules ``benchsmith score`` uses) and calls ``then`` with
+    ``{run name: {question id: (points, possible)}}``; ``then`` returns the exit status. A
+    family never imports the scoring package itself."""
+
+    family: str
+    rows: list[dict[str, Any]]
+    runs: dict[str, Path]
+    then: Callable[[dict[str, dict[str, tuple[float, float]]]], int]
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def normalise_for_cer(text: str, level: str = "whitespace") -> str:
 def character_error_rate(hypothesis: str, reference: str, level: str = "whitespace") -> float:
     """Edit distance between the two texts over the reference length, both normalised at
     ``level`` (:func:`normalise_for_cer`)."""
-    from benchsmith.scoring.metrics import levenshtein
+    from benchsmith.core.text_distance import levenshtein
 
     ref, hyp = normalise_for_cer(reference, level), normalise_for_cer(hypothesis, level)
     if not ref:

@@ -127,6 +127,13 @@ class Scorer(ABC):
         policy, else 0.0: how curation scores a judge's reply to one of this family's samples,
         so a judge and ``benchsmith score`` never disagree about the same reply."""
 
+    def question_points(
+        self, rows: list[dict[str, Any]], predictions: Path
+    ) -> dict[str, tuple[float, float]]:
+        """``{sample id: (points, possible)}`` of one run over gold ``rows`` (a build step's
+        rows, not a published folder): how a step that weighs judges scores them."""
+        raise BenchsmithError(f"the {self.family} scorer does not score runs question by question")
+
     def headline_value(self, report: dict[str, Any]) -> float | None:
         value: Any = report
         for key in self.headline.split("."):

@@ -46,7 +46,8 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from benchsmith.scoring.metrics import Gold, levenshtein
+from benchsmith.core.text_distance import levenshtein
+from benchsmith.scoring.metrics import Gold
 
 LegacyFn = Callable[[str, Gold, Mapping[str, Any]], float]
 

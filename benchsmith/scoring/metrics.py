@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.text_distance import levenshtein
 
 Gold = str | Sequence[str]
 MetricFn = Callable[[str, Gold], float]
@@ -189,21 +190,6 @@ def vqa_accuracy(prediction: str, gold: Gold) -> float:
 # --------------------------------------------------------------------------- ANLS
 
 ANLS_THRESHOLD = 0.5
-
-
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance (insert, delete, substitute; cost 1 each), two-row dynamic programme."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, start=1):
-        current = [i]
-        for j, char_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
-            )
-        previous = current
-    return previous[-1]
 
 
 def _normalize_anls(text: str) -> str:

@@ -207,6 +207,20 @@ class MultiScorer(Scorer):
         return score_multi(dataset_dir, config, predictions, legacy=legacy,
                            answer_position=answer_position or "start", strict=strict_ids)  # fmt: skip
 
+    def question_points(
+        self, rows: list[dict[str, Any]], predictions: Path
+    ) -> dict[str, tuple[float, float]]:
+        """Question id -> (points, possible) of one run (a missing reply scores 0)."""
+        replies, _ = read_predictions(Path(predictions), {r["question_id"] for r in rows},
+                                      strict=False)  # fmt: skip
+        out = {}
+        for row in rows:
+            options = [o["text"] for o in row["options"] or []]
+            result = score_question(replies.get(row["question_id"]), row["answer"] or "",
+                                    row["question_type"], options)  # fmt: skip
+            out[row["question_id"]] = (result.points, result.possible)
+        return out
+
     def sample_score(self, row: dict[str, Any], response: str) -> float:
         names = {"question_type": ("SA", "MA", "FB", "OP", "Other")}
         kind = row["question_type"]

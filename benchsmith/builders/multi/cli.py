@@ -14,7 +14,7 @@ from typing import Any
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, section
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.family.base import Step
+from benchsmith.family.base import ScoreRunsRequest, Step
 from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
@@ -169,11 +169,11 @@ def add_elite_arguments(parser: argparse.ArgumentParser) -> None:
                         "use it with multi.elite.mode: file")  # fmt: skip
 
 
-def run_elite(args: argparse.Namespace) -> int:
+def run_elite(args: argparse.Namespace) -> ScoreRunsRequest:
     from benchsmith.builders.multi.reselect import reselect_from_runs
 
-    reselect_from_runs(args.plan_dir, args.run, args.text_only, args.size, args.seed, args.out)
-    return 0
+    return reselect_from_runs(args.plan_dir, args.run, args.text_only, args.size, args.seed,
+                              args.out)  # fmt: skip
 
 
 def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
