@@ -239,6 +239,17 @@ def _node_of_type(hint: Any) -> Node:
     return Value(kind, nullable=nullable)
 
 
+def declared_floats(instance: Any) -> None:
+    """Give every ``float`` field of a (frozen) settings dataclass a float: ``15`` written in
+    ``params.yaml`` and the code's default ``15.0`` are one setting, and must hash and record
+    as one (``15`` and ``15.0`` are different JSON)."""
+    hints = typing.get_type_hints(type(instance))
+    for name, hint in hints.items():
+        value = getattr(instance, name, None)
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            object.__setattr__(instance, name, float(value))
+
+
 def block_of_dataclass(cls: type, **overrides: Node) -> Block:
     """A :class:`Block` with one key per field of the settings dataclass ``cls``; ``overrides``
     refine a field (choices, bounds) where the type alone says too little."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.schema import declared_floats
 
 SCANNET_TASKS = (
     "3d_pose_estimation",
@@ -79,6 +80,9 @@ class FrameChoice:
     distractor_min_translation_m: float = 0.3
     distractor_min_rotation_deg: float = 15.0
 
+    def __post_init__(self) -> None:
+        declared_floats(self)  # params.yaml's 15 is the default 15.0: one hash
+
     def validate(self, key: str) -> None:
         if self.stride < 1:
             raise _error(f"{key}.stride", "must be >= 1")
@@ -104,6 +108,9 @@ class OptionStyle:
     box_decimals: int = 2
     box_max_iou: float = 0.25  # a distractor box overlaps its gold box at most this much
     depth_display_max_m: float = 6.0  # depth maps are shown as 8-bit grey, 0..this many metres
+
+    def __post_init__(self) -> None:
+        declared_floats(self)
 
 
 @dataclass(frozen=True)
