@@ -53,3 +53,18 @@ def test_the_docs_site_builds_strict(tmp_path):
         p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("*.html")
     }
     assert {"index.html", "families/mmiu/index.html", "audit/index.html"} <= built
+
+
+def test_the_cli_reference_is_the_parsers_own_help():
+    """docs/reference/cli.md is generated from the parsers: a flag or help text changed without
+    regenerating it (``python scripts/make_cli_reference.py``) fails here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_cli_reference",
+                                                  ROOT / "scripts" / "make_cli_reference.py")  # fmt: skip
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert module.reference() == committed, "run: python scripts/make_cli_reference.py"
+    for command in ("audit", "score", "curate", "predict", "export", "build mmiu plan"):
+        assert f"`benchsmith {command}`" in committed
