@@ -17,6 +17,9 @@ from typing import Any
 
 from benchsmith.core.hashing import sha256_bytes
 
+# provenance fields a build records and no re-derivation reproduces (which code and version ran)
+BUILD_FACT_FIELDS = ("code_revision", "builder_version")
+
 
 @dataclass(frozen=True)
 class Digest:
@@ -109,6 +112,17 @@ class AuditReport:
         if path is not None:
             text += f": {path}"
         self.failures.append(text)
+
+    def compare_derived_row(
+        self, config: str, row_id: str, published: Mapping[str, Any], derived: Mapping[str, Any]
+    ) -> bool:
+        """:meth:`compare_row` for a row re-derived by a family: the build facts of its
+        provenance (:data:`BUILD_FACT_FIELDS`: which code and version ran, which no re-derivation
+        reproduces) are taken from the published row; the whole-folder audit holds them to
+        ``build_info.json``'s ``rows_built_by``."""
+        facts = {k: (published.get("provenance") or {}).get(k) for k in BUILD_FACT_FIELDS}
+        derived = {**derived, "provenance": {**derived["provenance"], **facts}}
+        return self.compare_row(config, row_id, published, derived)
 
     def compare_row(
         self,

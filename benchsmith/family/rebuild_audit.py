@@ -19,8 +19,6 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.family.audit_report import AuditReport
 from benchsmith.family.base import RowAuditor
 
-BUILD_FACTS = ("code_revision", "builder_version")
-
 
 class RebuildAuditor(RowAuditor):
     moved_hint: str = ""  # how to point the audit at sources that moved (--root ...)
@@ -72,9 +70,7 @@ class RebuildAuditor(RowAuditor):
             return
         seen.add(key)
         expected = expected_rows[key]
-        facts = {k: row["provenance"].get(k) for k in BUILD_FACTS}
-        expected = {**expected, "provenance": {**expected["provenance"], **facts}}
-        report.compare_row(config, row_id, row, expected)
+        report.compare_derived_row(config, row_id, row, expected)
 
     def check_whole(self, report: AuditReport) -> None:
         if self.expected is None:
