@@ -19,6 +19,7 @@ from benchsmith.core.hashing import sha256_bytes
 
 # provenance fields a build records and no re-derivation reproduces (which code and version ran)
 BUILD_FACT_FIELDS = ("code_revision", "builder_version")
+NAMED_MISSING = 5  # unpublished re-derived rows named per config; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,19 @@ class AuditReport:
         if path is not None:
             text += f": {path}"
         self.failures.append(text)
+
+    def unpublished(
+        self, config: str, derived: Iterable[Any], seen: Iterable[Any], column: str | None
+    ) -> None:
+        """Every re-derived row of ``config`` the audit did not meet among the published ones:
+        the first five named, the rest counted (a deleted config would name thousands)."""
+        missing = sorted(set(derived) - set(seen), key=str)
+        for row_id in missing[:NAMED_MISSING]:
+            self.fail("re-derived row is not published", config=config, row=str(row_id),
+                      column=column)  # fmt: skip
+        if len(missing) > NAMED_MISSING:
+            self.fail(f"{len(missing) - NAMED_MISSING} more re-derived rows are not published",
+                      config=config)  # fmt: skip
 
     def compare_derived_row(
         self, config: str, row_id: str, published: Mapping[str, Any], derived: Mapping[str, Any]

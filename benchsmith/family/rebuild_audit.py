@@ -76,7 +76,5 @@ class RebuildAuditor(RowAuditor):
         if self.expected is None:
             return
         for config in self.configs:
-            missing = sorted(set(self.expected.get(config, {})) - self._seen.get(config, set()))
-            for row_id in missing[:5]:
-                report.fail("rebuilt row is not published", config=config, row=row_id,
-                            column=self.key_column(config))  # fmt: skip
+            report.unpublished(config, self.expected.get(config, {}),
+                               self._seen.get(config, set()), self.key_column(config))  # fmt: skip

@@ -244,15 +244,5 @@ class MmneedleAuditor(RowAuditor):
         if self.expected is None:
             return
         for config in self.configs:
-            missing = sorted(set(self.expected.get(config, {})) - self._seen.get(config, set()))
-            for row_id in missing[:5]:
-                report.fail(
-                    "re-derived row is not published",
-                    config=config,
-                    row=str(row_id),
-                    column=self.id_column(config),
-                )
-            if len(missing) > 5:
-                report.fail(
-                    f"{len(missing) - 5} more re-derived rows are not published", config=config
-                )
+            report.unpublished(config, self.expected.get(config, {}),
+                               self._seen.get(config, set()), self.id_column(config))  # fmt: skip

@@ -210,8 +210,4 @@ class VliclAuditor(RowAuditor):
                         )
                 continue
             for split, rows in self.expected.get(config, {}).items():
-                missing = sorted(set(rows) - self._seen.get(f"{config}/{split}", set()))
-                for row_id in missing[:5]:
-                    report.fail(
-                        "rebuilt row is not published", config=config, row=row_id, column="id"
-                    )
+                report.unpublished(config, rows, self._seen.get(f"{config}/{split}", set()), "id")
