@@ -147,7 +147,9 @@ def hash_images(
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
         return hashes, errors
-    with open_executor(config) as pool:
+    # the fork server loads this module and imagehash (scipy's fftpack, 0.5 s) once, and each
+    # worker starts with them instead of importing them again
+    with open_executor(config, preload=[__name__, "imagehash"]) as pool:
         done = progress(_mapped(pool, items), total=total, desc="hashing images", unit="img")
         for key, result in done:
             record(key, result)
