@@ -6,6 +6,7 @@ import argparse
 import functools
 
 from benchsmith.commands import family_subparsers
+from benchsmith.commands.setting_flags import add_setting_flags, settings_of
 from benchsmith.family.base import PublishRequest, ScoreRunsRequest, Step
 
 
@@ -25,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         for step in family.steps:
             step_parser = steps.add_parser(step.name, help=step.help, description=step.description)
             step.add_arguments(step_parser)
+            if step.settings is not None:
+                add_setting_flags(step_parser, step.settings)
             step_parser.set_defaults(handler=functools.partial(run_step, step))
 
 
@@ -32,7 +35,10 @@ def run_step(step: Step, args: argparse.Namespace) -> int:
     """Run a step. A step that makes a published folder returns a request the one publisher
     writes here; a step that needs runs scored gets them scored here by its family's scorer:
     no family calls the publisher or the scoring package itself."""
-    result = step.run(args)
+    if step.settings is not None:
+        result = step.run(args, settings_of(args, step.settings))
+    else:
+        result = step.run(args)
     if isinstance(result, PublishRequest):
         from benchsmith.publish.publisher import publish
 

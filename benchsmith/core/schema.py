@@ -240,13 +240,17 @@ def _node_of_type(hint: Any) -> Node:
 
 
 def declared_floats(instance: Any) -> None:
-    """Give every ``float`` field of a (frozen) settings dataclass a float: ``15`` written in
+    """Give every ``float`` (or ``float | None``) field of a (frozen) settings dataclass a float: ``15`` written in
     ``params.yaml`` and the code's default ``15.0`` are one setting, and must hash and record
     as one (``15`` and ``15.0`` are different JSON)."""
     hints = typing.get_type_hints(type(instance))
     for name, hint in hints.items():
         value = getattr(instance, name, None)
-        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        optional_float = typing.get_origin(hint) in (Union, types.UnionType) and set(
+            typing.get_args(hint)
+        ) == {float, type(None)}
+        is_float = hint is float or optional_float
+        if is_float and isinstance(value, int) and not isinstance(value, bool):
             object.__setattr__(instance, name, float(value))
 
 

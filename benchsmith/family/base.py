@@ -40,8 +40,20 @@ Rows = list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
+class StepSettings:
+    """The settings a step runs with: a settings dataclass declared with
+    :func:`benchsmith.core.settings.setting` and its block in ``params.yaml``. The CLI adds a
+    flag per declared field and calls the step with the settings object built from the block
+    and the flags given, so the step never reads those flags itself."""
+
+    type: type
+    block: tuple[str, ...]  # ("mmneedle", "render"): mmneedle.render in params.yaml
+
+
+@dataclass(frozen=True)
 class Step:
-    """One build step, ``benchsmith build FAMILY STEP``: its help, its flags and what it runs."""
+    """One build step, ``benchsmith build FAMILY STEP``: its help, its flags and what it runs.
+    A step with ``settings`` is called as ``run(args, settings)``."""
 
     name: str
     help: str
@@ -49,7 +61,8 @@ class Step:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     # an exit status; a folder to publish (the CLI hands it to the one publisher); or runs to
     # score with the family's scorer before the step goes on
-    run: Callable[[argparse.Namespace], int | PublishRequest | ScoreRunsRequest]
+    run: Callable[..., int | PublishRequest | ScoreRunsRequest]
+    settings: StepSettings | None = None
 
 
 @dataclass(frozen=True)

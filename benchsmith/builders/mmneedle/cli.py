@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS, PlanConfig, RenderConfig
+from benchsmith.builders.mmneedle.config import ORDERS, PlanConfig, RenderConfig
 from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import (
@@ -22,7 +22,7 @@ from benchsmith.core.params import (
     section,
 )
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.family.base import Step
+from benchsmith.family.base import Step, StepSettings
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
 
@@ -169,51 +169,17 @@ def add_render_arguments(render: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="COCO val2014/ folder (default: the one recorded in the plan)",
     )
-    render.add_argument("--cell-size", type=int, metavar="PX", help="cell side (default: 256)")
-    render.add_argument(
-        "--jpeg-quality", type=int, metavar="Q", help="JPEG quality 1-100 (default: 75)"
-    )
-    render.add_argument(
-        "--resample", choices=RESAMPLE_FILTERS, help="resize filter (default: bicubic)"
-    )
-    render.add_argument(
-        "--reducing-gap",
-        type=float,
-        metavar="G",
-        help="Pillow reducing_gap: faster resize, slightly different pixels",
-    )
-    render.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="worker processes, or Ray tasks at once (default: mmneedle.render.workers)",
-    )
-    render.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        help="where the work runs: local worker processes, or a Ray cluster ($RAY_ADDRESS, "
-        "else a Ray started here); the output bytes are the same "
-        "(default: mmneedle.render.executor, else local)",
-    )
     add_params_option(render)
     render.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="render folder to write"
     )
 
 
-def run_render(args: argparse.Namespace) -> int:
+def run_render(args: argparse.Namespace, config: RenderConfig) -> int:
+    """``config``: ``mmneedle.render`` with the flags given (the CLI builds it from the
+    settings declared on :class:`RenderConfig`)."""
     from benchsmith.builders.mmneedle.render import render_mmneedle
 
-    params = load_params(args.params)
-    config = RenderConfig.from_params(
-        params,
-        cell_size=args.cell_size,
-        jpeg_quality=args.jpeg_quality,
-        resample=args.resample,
-        reducing_gap=args.reducing_gap,
-        workers=args.workers,
-        executor=args.executor,
-    )
     info = render_mmneedle(args.plan, args.out, config, args.images)
     log(
         f"mmneedle render: {info['stitched_images']} stitched images from "
@@ -354,6 +320,7 @@ STEPS = (
         "encoding it). An interrupted render resumes from the grids already finished.",
         add_render_arguments,
         run_render,
+        settings=StepSettings(RenderConfig, ("mmneedle", "render")),
     ),
     Step(
         "check-images",

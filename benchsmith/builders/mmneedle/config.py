@@ -8,6 +8,7 @@ from typing import Any
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.params import profile_of, section
+from benchsmith.core.settings import check_settings, output_identity, setting, settings_from
 
 ORDERS = ("canonical", "legacy")
 
@@ -113,50 +114,50 @@ RESAMPLE_FILTERS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos
 
 @dataclass(frozen=True)
 class RenderConfig:
-    """How stitched images are drawn; changing any of these reruns only render and publish."""
+    """How stitched images are drawn (``mmneedle.render``); changing a setting that shapes the
+    output reruns only render and publish. Each setting is declared once, here: the params
+    schema, the ``build mmneedle render`` flags and the params reference are read from it."""
 
-    cell_size: int = 256
-    jpeg_quality: int = 75
-    resample: str = "bicubic"
-    reducing_gap: float | None = None
-    workers: int = 2
-    executor: str = "local"  # or "ray": where the tasks run; never what they produce
+    cell_size: int = setting(
+        256, "side of one grid cell in pixels (the original: 256)", minimum=1, metavar="PX"
+    )
+    jpeg_quality: int = setting(
+        75,
+        "JPEG quality of the stitched images (75: Pillow's default, as the original)",
+        minimum=1,
+        maximum=100,
+        metavar="Q",
+    )
+    resample: str = setting(
+        "bicubic",
+        "Pillow filter a source image is resized with (bicubic: Pillow's default, as the original)",
+        choices=RESAMPLE_FILTERS,
+    )
+    reducing_gap: float | None = setting(
+        None,
+        "Pillow's reducing_gap: a faster resize, slightly different pixels (null: exact)",
+        minimum=1.0,
+        metavar="G",
+    )
+    workers: int = setting(
+        2, "worker processes, or Ray tasks at once", minimum=1, metavar="N", shapes_output=False
+    )
+    executor: str = setting(
+        "local",
+        "where the work runs: local worker processes, or a Ray cluster ($RAY_ADDRESS, else a "
+        "Ray started here); the output bytes are the same",
+        choices=EXECUTORS,
+        shapes_output=False,
+    )
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.executor not in EXECUTORS:
-            raise BenchsmithError(
-                f"unknown executor {self.executor!r}", fix=f"use one of {', '.join(EXECUTORS)}"
-            )
-        if self.resample not in RESAMPLE_FILTERS:
-            raise BenchsmithError(
-                f"unknown resample filter {self.resample!r}",
-                fix=f"use one of {', '.join(RESAMPLE_FILTERS)}",
-            )
-        if not 1 <= self.jpeg_quality <= 100:
-            raise BenchsmithError(f"jpeg_quality must be 1..100, got {self.jpeg_quality}")
-        if self.cell_size < 1:
-            raise BenchsmithError(f"cell_size must be >= 1, got {self.cell_size}")
+        check_settings(self, "mmneedle.render")
 
     def identity(self) -> dict[str, Any]:
-        """The fields that change pixels (workers and executor do not)."""
-        return {
-            "cell_size": self.cell_size,
-            "jpeg_quality": self.jpeg_quality,
-            "resample": self.resample,
-            "reducing_gap": self.reducing_gap,
-        }
+        """The settings that change pixels (workers and executor do not)."""
+        return output_identity(self)
 
     @classmethod
     def from_params(cls, params: dict[str, Any], **overrides: Any) -> RenderConfig:
-        render = section(params, "mmneedle", "render")
-        values: dict[str, Any] = {
-            "cell_size": int(render.get("cell_size", cls.cell_size)),
-            "jpeg_quality": int(render.get("jpeg_quality", cls.jpeg_quality)),
-            "resample": str(render.get("resample", cls.resample)),
-            "reducing_gap": render.get("reducing_gap", cls.reducing_gap),
-            "workers": int(render.get("workers", cls.workers)),
-            "executor": str(render.get("executor", cls.executor)),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return settings_from(cls, section(params, "mmneedle", "render"), overrides)

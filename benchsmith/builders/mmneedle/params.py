@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.mmneedle.config import ORDERS, RESAMPLE_FILTERS
+from benchsmith.builders.mmneedle.config import ORDERS, RenderConfig
 from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+from benchsmith.core.settings import settings_block
 
 _COUNTS = ListOf(Value("int", minimum=1), non_empty=True)
 
@@ -30,16 +31,7 @@ def params_fields() -> dict[str, Any]:
             ),
             keys=("sample", "full"),
         ),
-        "render": Block(
-            {
-                "cell_size": Value("int", minimum=1),
-                "jpeg_quality": Value("int", minimum=1, maximum=100),
-                "resample": Value("str", choices=RESAMPLE_FILTERS),
-                "reducing_gap": Value("float", minimum=1.0, nullable=True),
-                "workers": Value("int", minimum=1),
-                "executor": Value("str", choices=EXECUTORS),
-            }
-        ),
+        "render": settings_block(RenderConfig),  # declared once, on the dataclass
         "image_check": Block(
             {
                 "near_threshold": Value("int", minimum=0, maximum=63),

@@ -1,0 +1,141 @@
+"""One declaration per setting: a field of a frozen settings dataclass, written with
+:func:`setting`, says its default, what it means, the values it allows and its CLI flag.
+
+Everything else is read from that one field, so a setting is written once, not five times:
+
+- the ``params.yaml`` schema of its block (:func:`settings_block`, used by the params check);
+- the settings object built from the block and any CLI overrides (:func:`settings_from`), with
+  every value checked against the declaration (:func:`check_settings`: a bad value names the
+  key, the value and what is allowed);
+- the CLI flags and their ``--help`` text (``benchsmith.commands.setting_flags``: argparse
+  stays in the command layer, a family never sees an ``argparse.Namespace`` for these);
+- the params reference in the docs (``scripts/make_params_reference.py``, held equal by a test).
+
+Why dataclass metadata: HF ``datasets`` declares a packaged module's options as a
+``BuilderConfig`` dataclass, and this project's curation stages already keep a settings
+dataclass per stage; a field's metadata carries the rest without a second class per setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.schema import Block, Value, _node_of_type, declared_floats
+
+META_KEY = "benchsmith_setting"
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """What a settings field declares besides its name, type and default."""
+
+    help: str  # one sentence: what the setting changes (the docs and --help read it)
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    flag: bool = True  # a CLI flag ``--field-name`` overrides it
+    metavar: str | None = None
+    shapes_output: bool = True  # False: where or how fast the work runs, never what it makes
+
+
+def setting(
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[Any, ...] = (),
+    minimum: float | None = None,
+    maximum: float | None = None,
+    flag: bool = True,
+    metavar: str | None = None,
+    shapes_output: bool = True,
+) -> Any:
+    """A settings field (use as ``name: int = setting(75, "...", minimum=1)``)."""
+    info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output)
+    return dataclasses.field(default=default, metadata={META_KEY: info})
+
+
+def declared(cls: type) -> dict[str, tuple[dataclasses.Field, SettingInfo]]:
+    """The fields of ``cls`` declared with :func:`setting`, in declaration order."""
+    return {
+        f.name: (f, f.metadata[META_KEY]) for f in dataclasses.fields(cls) if META_KEY in f.metadata
+    }
+
+
+def value_node(cls: type, name: str) -> Any:
+    """The schema node of one declared field: its type's node, refined by its choices and
+    bounds."""
+    _, info = declared(cls)[name]
+    node = _node_of_type(typing.get_type_hints(cls)[name])
+    if isinstance(node, Value):
+        node = dataclasses.replace(
+            node, choices=info.choices, minimum=info.minimum, maximum=info.maximum
+        )
+    return node
+
+
+def settings_block(cls: type) -> Block:
+    """The ``params.yaml`` block of a settings dataclass: one key per declared field."""
+    return Block(
+        {name: value_node(cls, name) for name in declared(cls)},
+        doc=(cls.__doc__ or "").strip(),
+    )
+
+
+def _problem(name: str, value: Any, node: Any, where: str) -> BenchsmithError | None:
+    key = f"{where}.{name}"
+    fix = f"set {key} in params.yaml (or --{name.replace('_', '-')}) to an allowed value"
+    if not isinstance(node, Value) or value is None:
+        return None
+    if node.choices and value not in node.choices:
+        return BenchsmithError(
+            f"unknown {name.replace('_', ' ')} {value!r} ({key})",
+            fix=f"use one of {', '.join(str(c) for c in node.choices)}",
+        )
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    too_small = number and node.minimum is not None and value < node.minimum
+    too_large = number and node.maximum is not None and value > node.maximum
+    if too_small or too_large:
+        return BenchsmithError(f"{key} must be {node.describe()}, got {value!r}", fix=fix)
+    return None
+
+
+def check_settings(instance: Any, where: str) -> None:
+    """Every declared field of ``instance`` holds an allowed value, and float fields hold
+    floats (``15`` in ``params.yaml`` and the default ``15.0`` are one setting, one hash).
+    Call from ``__post_init__``; ``where`` is the params block (``mmneedle.render``)."""
+    declared_floats(instance)
+    cls = type(instance)
+    for name in declared(cls):
+        problem = _problem(name, getattr(instance, name), value_node(cls, name), where)
+        if problem is not None:
+            raise problem
+
+
+def settings_from(
+    cls: type, block: Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
+) -> Any:
+    """``cls`` from its ``params.yaml`` block (missing keys: the declared defaults), then the
+    overrides that are not None (CLI flags). Keys the block has that ``cls`` does not declare
+    are left to the params check, which names them."""
+    names = declared(cls)
+    values = {k: v for k, v in (block or {}).items() if k in names}
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None and k in names})
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        if typing.get_origin(hints[name]) is tuple and isinstance(value, list):
+            values[name] = tuple(value)
+    return cls(**values)
+
+
+def output_identity(instance: Any) -> dict[str, Any]:
+    """The declared fields that shape what is built (not the workers or the executor)."""
+    return {
+        name: getattr(instance, name)
+        for name, (_, info) in declared(type(instance)).items()
+        if info.shapes_output
+    }

@@ -1,0 +1,74 @@
+"""Write the rows of ``docs/params.md`` that belong to declared settings, from the declarations.
+
+A step's settings declared with :func:`benchsmith.core.settings.setting` (a ``Step`` of a
+family with ``settings=StepSettings(...)``) get their table in ``docs/params.md`` from the
+declaration alone: key, default, meaning and allowed values. Each table sits between
+``<!-- settings: BLOCK -->`` and ``<!-- end settings -->``; ``tests/test_docs.py`` fails when
+the committed page differs, so run ``python scripts/make_params_reference.py`` after changing a
+declaration.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "params.md"
+BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end settings -->)", re.S)
+
+
+def declared_blocks() -> dict[str, type]:
+    """Every settings block a family's step declares: ``{"mmneedle.render": RenderConfig}``."""
+    from benchsmith.builders import FAMILIES
+
+    found: dict[str, type] = {}
+    for family in FAMILIES:
+        for step in family.steps:
+            if step.settings is not None:
+                found[".".join(step.settings.block)] = step.settings.type
+    return found
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "null"
+    return f"`{value}`" if isinstance(value, str) else str(value)
+
+
+def table(block: str, cls: type) -> str:
+    from benchsmith.core.settings import declared, value_node
+
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for name, (field, info) in declared(cls).items():
+        allowed = value_node(cls, name).describe()
+        flag = f"; flag `--{name.replace('_', '-')}`" if info.flag else ""
+        rows.append(
+            f"| `{block}.{name}` | {_shown(field.default)} | {info.help} ({allowed}{flag}) |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def rendered(page: str) -> str:
+    """``page`` with every settings table written from its declaration; a marker naming a
+    block no step declares is an error (a renamed block must not leave a stale table)."""
+    blocks = declared_blocks()
+
+    def fill(match: re.Match) -> str:
+        name = match.group("block")
+        if name not in blocks:
+            raise SystemExit(f"docs/params.md: no step declares settings block {name!r}")
+        return match.group(1) + table(name, blocks[name]) + match.group(4)
+
+    return BLOCK.sub(fill, page)
+
+
+def main() -> int:
+    page = PAGE.read_text(encoding="utf-8")
+    PAGE.write_text(rendered(page), encoding="utf-8")
+    print(f"wrote {PAGE}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""A step's declared settings are its flags, its params schema, its shipped params and its
+params reference, all from one declaration; the step gets the settings object."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchsmith.builders import FAMILIES
+from benchsmith.cli import build_parser, main
+from benchsmith.commands.params_check import params_schema
+from benchsmith.commands.setting_flags import add_setting_flags, settings_of
+from benchsmith.core.params import section
+from benchsmith.core.settings import declared, settings_block
+from benchsmith.family.base import StepSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def declared_steps() -> list[tuple[str, str, StepSettings]]:
+    return [(family.name, step.name, step.settings) for family in FAMILIES
+            for step in family.steps if step.settings is not None]  # fmt: skip
+
+
+def test_a_family_declares_at_least_one_step_s_settings():
+    assert ("mmneedle", "render") in {(f, s) for f, s, _ in declared_steps()}
+
+
+@pytest.mark.parametrize(("family", "step", "settings"), declared_steps())
+def test_one_declaration_is_the_schema_the_flags_and_the_shipped_params(family, step, settings):
+    node = params_schema(scope=(settings.block[0],))
+    for key in settings.block:
+        node = node.fields[key]
+    assert node == settings_block(settings.type)  # the params check reads the declaration
+    shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), *settings.block)
+    for name, (field, _) in declared(settings.type).items():
+        assert name in shipped, f"params.yaml lacks {'.'.join(settings.block)}.{name}"
+        assert shipped[name] == field.default, f"params.yaml's {name} is not the declared default"
+    parser = build_parser(["build", family, step, "--help"])
+    words = ["build", family, step]
+    for word in words:  # down to the step's own parser
+        parser = next(a for a in parser._actions
+                      if isinstance(a, argparse._SubParsersAction)).choices[word]  # fmt: skip
+    flags = {o for a in parser._actions for o in a.option_strings}
+    for name, (_, info) in declared(settings.type).items():
+        assert ("--" + name.replace("_", "-") in flags) == info.flag, name
+
+
+def test_flags_override_the_params_block_and_bad_values_are_one_clear_error(tmp_path, capsys):
+    from benchsmith.builders.mmneedle.config import RenderConfig
+
+    settings = StepSettings(RenderConfig, ("mmneedle", "render"))
+    params = tmp_path / "params.yaml"
+    params.write_text("mmneedle:\n  render:\n    jpeg_quality: 60\n    workers: 3\n")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params", type=Path)
+    add_setting_flags(parser, settings)
+    args = parser.parse_args(["--params", str(params), "--workers", "1", "--reducing-gap", "2"])
+    made = settings_of(args, settings)
+    assert (made.jpeg_quality, made.workers, made.reducing_gap, made.cell_size) == (60, 1, 2.0, 256)
+    with pytest.raises(SystemExit):  # argparse refuses a filter the declaration does not allow
+        parser.parse_args(["--resample", "fancy"])
+    assert "invalid choice: 'fancy'" in capsys.readouterr().err
+    # a value out of range through the real command: exit 2, the key and what is allowed
+    code = main(["build", "mmneedle", "render", "--plan", str(tmp_path), "--out",
+                 str(tmp_path / "out"), "--params", str(params), "--jpeg-quality", "0"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "mmneedle.render.jpeg_quality must be an integer from 1 to 100" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_params_reference_is_the_declarations_own_text():
+    spec = importlib.util.spec_from_file_location(
+        "make_params_reference", ROOT / "scripts" / "make_params_reference.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = (ROOT / "docs" / "params.md").read_text(encoding="utf-8")
+    assert module.rendered(page) == page, "run: python scripts/make_params_reference.py"
+    for _, _, settings in declared_steps():
+        block = ".".join(settings.block)
+        assert f"<!-- settings: {block} -->" in page
+        for name in declared(settings.type):
+            assert f"| `{block}.{name}` |" in page
+    with pytest.raises(SystemExit, match="no step declares settings block 'nope.block'"):
+        module.rendered("<!-- settings: nope.block -->\n<!-- end settings -->")

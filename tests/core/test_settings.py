@@ -1,0 +1,82 @@
+"""One declaration per setting: the schema, the checks and the settings object are read from a
+field declared with ``setting``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.schema import Block, ListOf, Value, check_document
+from benchsmith.core.settings import (
+    check_settings,
+    declared,
+    output_identity,
+    setting,
+    settings_block,
+    settings_from,
+)
+
+
+@dataclass(frozen=True)
+class ToySettings:
+    """A toy step's knobs."""
+
+    quality: int = setting(75, "how good", minimum=1, maximum=100)
+    filter: str = setting("box", "which filter", choices=("box", "bicubic"))
+    angle: float = setting(15.0, "degrees", minimum=0.0)
+    gap: float | None = setting(None, "optional gap", minimum=1.0)
+    sizes: tuple[int, ...] = setting((1, 2), "sizes")
+    workers: int = setting(2, "processes", minimum=1, shapes_output=False, flag=False)
+    extra: dict = field(default_factory=dict)  # not a setting
+
+    def __post_init__(self) -> None:
+        check_settings(self, "toy.block")
+
+
+def test_the_schema_is_read_from_the_declaration():
+    block = settings_block(ToySettings)
+    assert isinstance(block, Block) and block.doc == "A toy step's knobs."
+    assert list(block.fields) == ["quality", "filter", "angle", "gap", "sizes", "workers"]
+    assert block.fields["quality"] == Value("int", minimum=1, maximum=100)
+    assert block.fields["filter"] == Value("str", choices=("box", "bicubic"))
+    assert block.fields["gap"] == Value("float", minimum=1.0, nullable=True)
+    assert isinstance(block.fields["sizes"], ListOf)
+    assert "extra" not in declared(ToySettings)
+    # the params check rejects what the declaration forbids, naming the key
+    with pytest.raises(BenchsmithError) as error:
+        check_document(Block({"toy": block}), {"toy": {"quality": 0, "filtr": "box"}}, "p.yaml")
+    text = str(error.value)
+    assert "toy.quality" in text and "toy.filtr" in text and "filter" in text
+
+
+def test_settings_come_from_the_block_then_the_flags_given():
+    made = settings_from(ToySettings, {"quality": 60, "sizes": [4, 8]}, {"filter": None, "gap": 2})
+    assert (made.quality, made.filter, made.gap, made.sizes) == (60, "box", 2.0, (4, 8))
+    assert isinstance(made.gap, float)  # 2 from YAML or a flag is the float setting 2.0
+    assert settings_from(ToySettings, None) == ToySettings()
+    # an integer written for a float setting records and hashes as the default does
+    assert settings_from(ToySettings, {"angle": 15}).angle == 15.0
+    assert repr(settings_from(ToySettings, {"angle": 15})) == repr(ToySettings())
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"quality": 101}, "toy.block.quality must be an integer from 1 to 100, got 101"),
+        ({"filter": "lanczos"}, "unknown filter 'lanczos' (toy.block.filter)"),
+        ({"gap": 0.5}, "toy.block.gap must be a number >= 1 or null, got 0.5"),
+        ({"angle": -1.0}, "toy.block.angle must be a number >= 0, got -1.0"),
+    ],
+)
+def test_a_bad_value_names_its_key_and_what_is_allowed(values, message):
+    with pytest.raises(BenchsmithError) as error:
+        ToySettings(**values)
+    assert str(error.value).splitlines()[0] == message
+
+
+def test_the_output_identity_leaves_out_where_the_work_runs():
+    identity = output_identity(ToySettings())
+    assert "workers" not in identity and identity["quality"] == 75
+    assert list(identity) == ["quality", "filter", "angle", "gap", "sizes"]
