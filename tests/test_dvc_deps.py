@@ -70,3 +70,28 @@ def test_a_family_command_imports_no_other_family(fresh_checkout):
             continue
         others = [p for f, paths in FAMILY_CODE.items() if f != family for p in paths]
         assert not [p for p in used if covered(p, others)], name
+
+
+def test_the_code_deps_are_what_the_trace_writes(fresh_checkout):
+    """``dvc.yaml``'s code deps are generated (``scripts/make_dvc_deps.py``): a module a stage
+    loads and does not list, an entry another entry covers, or an unsorted list fails here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_dvc_deps",
+                                                  ROOT / "scripts" / "make_dvc_deps.py")  # fmt: skip
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+    assert module.rendered(text, fresh_checkout.imports) == text, (
+        "run: python scripts/make_dvc_deps.py"
+    )
+    # the rule itself: a family's and a source's own folder, the ground floor, files elsewhere
+    assert module.code_deps([], ["benchsmith/core/hashing.py", "benchsmith/cli.py",
+                                 "benchsmith/builders/mmiu/tasks/jigsaw.py",
+                                 "benchsmith/sources/exams/fonts.py", "cards/multi.md.j2",
+                                 "data/sources/x.json"]) == [
+        "benchsmith/builders/mmiu", "benchsmith/cli.py", "benchsmith/core",
+        "benchsmith/sources/exams", "cards/multi.md.j2"]  # fmt: skip
+    assert module.code_deps(["benchsmith/sources/fetching", "benchsmith/core/rng.py"],
+                            ["benchsmith/core/rng.py"]) == [
+        "benchsmith/core", "benchsmith/sources/fetching"]  # fmt: skip
