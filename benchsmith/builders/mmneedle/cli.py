@@ -11,15 +11,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchsmith.builders.mmneedle.config import ORDERS, PlanConfig, RenderConfig
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.builders.mmneedle.config import ORDERS, ImageCheckConfig, PlanConfig, RenderConfig
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import (
     DEFAULT_PARAMS_FILE,
     add_params_option,
     load_params,
     profile_of,
-    section,
 )
 from benchsmith.core.progress import add_json_option, log, print_json
 from benchsmith.family.base import Step, StepSettings
@@ -192,32 +190,8 @@ def add_image_hashing_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--images", type=Path, required=True, metavar="DIR", help="COCO val2014/ folder"
     )
-    parser.add_argument(
-        "--near-threshold",
-        type=int,
-        metavar="D",
-        help="phash Hamming distance (default: mmneedle.image_check.near_threshold)",
-    )
-    parser.add_argument("--workers", type=int, metavar="N", help="hashing processes")
-    parser.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        help="where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
-        "Ray started here); the same report either way",
-    )
     add_params_option(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
-
-
-def hashing_settings(args: argparse.Namespace) -> tuple[int, int, str]:
-    """(near threshold, workers, executor): flags first, then ``mmneedle.image_check``."""
-    settings = section(load_params(args.params), "mmneedle", "image_check")
-    threshold = args.near_threshold
-    if threshold is None:
-        threshold = int(settings.get("near_threshold", 4))
-    workers = args.workers or int(settings.get("workers", 1))
-    executor = args.executor or str(settings.get("executor", "local"))
-    return threshold, workers, executor
 
 
 def add_twins_arguments(twins: argparse.ArgumentParser) -> None:
@@ -228,11 +202,11 @@ def add_twins_arguments(twins: argparse.ArgumentParser) -> None:
     add_metrics_option(twins, "twin")
 
 
-def run_twins(args: argparse.Namespace) -> int:
+def run_twins(args: argparse.Namespace, settings: ImageCheckConfig) -> int:
     from benchsmith.builders.mmneedle.twins import find_coco_twins, twins_metrics, write_twins
 
-    threshold, workers, executor = hashing_settings(args)
-    report = find_coco_twins(args.captions, args.images, threshold, workers, executor)
+    report = find_coco_twins(args.captions, args.images, settings.near_threshold,
+                             settings.workers, settings.executor)  # fmt: skip
     write_twins(report, args.out)
     write_metrics(args.metrics, twins_metrics(report))
     return 0
@@ -246,15 +220,15 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     add_metrics_option(check, "duplicate")
 
 
-def run_check_images(args: argparse.Namespace) -> int:
+def run_check_images(args: argparse.Namespace, settings: ImageCheckConfig) -> int:
     from benchsmith.builders.mmneedle.image_check import (
         check_mmneedle_images,
         image_check_metrics,
         write_image_check,
     )
 
-    threshold, workers, executor = hashing_settings(args)
-    report = check_mmneedle_images(args.plan, args.images, threshold, workers, executor)
+    report = check_mmneedle_images(args.plan, args.images, settings.near_threshold,
+                                   settings.workers, settings.executor)  # fmt: skip
     write_image_check(report, args.out)
     write_metrics(args.metrics, image_check_metrics(report))
     return 0
@@ -298,6 +272,7 @@ STEPS = (
         "positive's gold is unique by pixels; the legacy plan flags the samples twins spoil.",
         add_twins_arguments,
         run_twins,
+        settings=StepSettings(ImageCheckConfig, ("mmneedle", "image_check")),
     ),
     Step(
         "plan",
@@ -332,5 +307,6 @@ STEPS = (
         "Writes a JSON report that publish puts in the card.",
         add_check_arguments,
         run_check_images,
+        settings=StepSettings(ImageCheckConfig, ("mmneedle", "image_check")),
     ),
 )

@@ -161,3 +161,30 @@ class RenderConfig:
     @classmethod
     def from_params(cls, params: dict[str, Any], **overrides: Any) -> RenderConfig:
         return settings_from(cls, section(params, "mmneedle", "render"), overrides)
+
+
+@dataclass(frozen=True)
+class ImageCheckConfig:
+    """How source pictures are compared by their pixels (``mmneedle.image_check``): the twin
+    groups found before the plan (``build mmneedle twins``) and the re-check of every haystack
+    after it (``build mmneedle check-images``)."""
+
+    near_threshold: int = setting(
+        4,
+        "64-bit perceptual hashes this many bits apart or fewer count as a near duplicate",
+        minimum=0,
+        maximum=63,
+        metavar="D",
+    )
+    workers: int = setting(2, "hashing processes, or Ray tasks at once", minimum=1,
+                           metavar="N", shapes_output=False)  # fmt: skip
+    executor: str = setting(
+        "local",
+        "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a Ray "
+        "started here); the same report either way",
+        choices=EXECUTORS,
+        shapes_output=False,
+    )
+
+    def __post_init__(self) -> None:
+        check_settings(self, "mmneedle.image_check")

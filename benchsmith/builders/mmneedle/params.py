@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.mmneedle.config import ORDERS, RenderConfig
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.builders.mmneedle.config import ORDERS, ImageCheckConfig, RenderConfig
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 from benchsmith.core.settings import settings_block
 
@@ -32,11 +31,5 @@ def params_fields() -> dict[str, Any]:
             keys=("sample", "full"),
         ),
         "render": settings_block(RenderConfig),  # declared once, on the dataclass
-        "image_check": Block(
-            {
-                "near_threshold": Value("int", minimum=0, maximum=63),
-                "workers": Value("int", minimum=1),
-                "executor": Value("str", choices=EXECUTORS),
-            }
-        ),
+        "image_check": settings_block(ImageCheckConfig),
     }
