@@ -42,7 +42,8 @@ def table(block: str, cls: type) -> str:
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for name, (field, info) in declared(cls).items():
         allowed = value_node(cls, name).describe()
-        flag = f"; flag `--{name.replace('_', '-')}`" if info.flag else ""
+        names = [f"`--{name.replace('_', '-')}`", *(f"`{a}`" for a in info.aliases)]
+        flag = f"; flag {' or '.join(names)}" if info.flag else ""
         rows.append(
             f"| `{block}.{name}` | {_shown(field.default)} | {info.help} ({allowed}{flag}) |"
         )

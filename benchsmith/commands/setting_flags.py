@@ -34,6 +34,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
         default = "null" if field.default is None else field.default
         group.add_argument(
             "--" + name.replace("_", "-"),
+            *info.aliases,
             dest=name,
             type=_flag_type(hints[name]),
             choices=info.choices or None,

@@ -41,6 +41,7 @@ class SettingInfo:
     flag: bool = True  # a CLI flag ``--field-name`` overrides it
     metavar: str | None = None
     shapes_output: bool = True  # False: where or how fast the work runs, never what it makes
+    aliases: tuple[str, ...] = ()  # older flag names the CLI still accepts ("--threshold")
 
 
 def setting(
@@ -53,9 +54,11 @@ def setting(
     flag: bool = True,
     metavar: str | None = None,
     shapes_output: bool = True,
+    aliases: tuple[str, ...] = (),
 ) -> Any:
     """A settings field (use as ``name: int = setting(75, "...", minimum=1)``)."""
-    info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output)
+    info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output,
+                       tuple(aliases))  # fmt: skip
     return dataclasses.field(default=default, metadata={META_KEY: info})
 
 

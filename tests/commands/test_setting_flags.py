@@ -73,6 +73,20 @@ def test_flags_override_the_params_block_and_bad_values_are_one_clear_error(tmp_
     assert not (tmp_path / "out").exists()
 
 
+def test_an_older_flag_name_still_sets_its_setting(tmp_path):
+    from benchsmith.builders.vlicl.config import LeakageConfig
+
+    settings = StepSettings(LeakageConfig, ("vlicl", "leakage"))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params", type=Path)
+    add_setting_flags(parser, settings)
+    (tmp_path / "params.yaml").write_text("vlicl:\n  leakage:\n    image_threshold: 6\n")
+    base = ["--params", str(tmp_path / "params.yaml")]
+    assert settings_of(parser.parse_args(base), settings).image_threshold == 6
+    for flag in ("--threshold", "--image-threshold"):
+        assert settings_of(parser.parse_args([*base, flag, "9"]), settings).image_threshold == 9
+
+
 def test_the_params_reference_is_the_declarations_own_text():
     spec = importlib.util.spec_from_file_location(
         "make_params_reference", ROOT / "scripts" / "make_params_reference.py"

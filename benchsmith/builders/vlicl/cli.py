@@ -12,11 +12,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.builders.vlicl.config import LeakageConfig
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.family.base import Step
+from benchsmith.family.base import Step, StepSettings
 from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
@@ -119,20 +119,6 @@ def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
     add_json_option(leakage, "leakage summary")
     leakage.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
     leakage.add_argument(
-        "--threshold",
-        type=int,
-        metavar="BITS",
-        help="near-duplicate pHash Hamming distance, 0-64 (default: "
-        "vlicl.leakage.image_threshold, 4)",
-    )
-    leakage.add_argument("--workers", type=int, metavar="N", help="hashing processes (default: 1)")
-    leakage.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        help="where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
-        "Ray started here); the same report either way",
-    )
-    leakage.add_argument(
         "--out", type=Path, metavar="FILE", help="report path (default: PLAN_DIR/leakage.json)"
     )
     add_metrics_option(leakage, "leakage summary")
@@ -140,19 +126,15 @@ def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
     add_params_option(leakage)
 
 
-def run_leakage(args: argparse.Namespace) -> int:
-    from benchsmith.builders.vlicl.leakage import DEFAULT_IMAGE_THRESHOLD, check_vlicl_leakage
+def run_leakage(args: argparse.Namespace, settings: LeakageConfig) -> int:
+    from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
 
-    knobs = section(load_params(args.params), "vlicl", "leakage")
-    threshold = args.threshold
-    if threshold is None:
-        threshold = int(knobs.get("image_threshold", DEFAULT_IMAGE_THRESHOLD))
     report = check_vlicl_leakage(
         args.plan_dir,
-        threshold,
+        settings.image_threshold,
         out_path=args.out,
-        workers=args.workers or int(knobs.get("workers", 1)),
-        executor=args.executor or str(knobs.get("executor", "local")),
+        workers=settings.workers,
+        executor=settings.executor,
         roots_override=parse_roots(args.root),
     )
     summary = report["summary"]
@@ -198,5 +180,6 @@ STEPS = (
         "PLAN/leakage.json (or --out) and prints the summary as JSON.",
         add_leakage_arguments,
         run_leakage,
+        settings=StepSettings(LeakageConfig, ("vlicl", "leakage")),
     ),
 )

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import EXECUTORS
+from benchsmith.core.settings import check_settings, setting
 
 TASKS = (
     "open_mi",
@@ -259,3 +261,33 @@ class VliclConfig:
             if value is not None:
                 values[key] = tuple(value) if isinstance(value, list) else value
         return cls(**values)
+
+
+DEFAULT_IMAGE_THRESHOLD = 4
+
+
+@dataclass(frozen=True)
+class LeakageConfig:
+    """How support and query images are compared (``vlicl.leakage``): pairs this close are
+    leaks, and a query that leaks is removed at publish."""
+
+    image_threshold: int = setting(
+        DEFAULT_IMAGE_THRESHOLD,
+        "pHash Hamming distance (of 64 bits) at which two images are near duplicates",
+        minimum=0,
+        maximum=64,
+        metavar="BITS",
+        aliases=("--threshold",),
+    )
+    workers: int = setting(2, "hashing processes, or Ray tasks at once", minimum=1,
+                           metavar="N", shapes_output=False)  # fmt: skip
+    executor: str = setting(
+        "local",
+        "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a Ray "
+        "started here); the same report either way",
+        choices=EXECUTORS,
+        shapes_output=False,
+    )
+
+    def __post_init__(self) -> None:
+        check_settings(self, "vlicl.leakage")

@@ -41,14 +41,13 @@ from typing import Any
 from benchsmith.builders.vlicl import SPLITS
 from benchsmith.builders.vlicl.build_dir import VliclBuildDir, restore_fix
 from benchsmith.builders.vlicl.build_dir import resolve_roots as resolve_roots  # re-export
-from benchsmith.builders.vlicl.config import OPERATOR_TASKS
+from benchsmith.builders.vlicl.config import DEFAULT_IMAGE_THRESHOLD, OPERATOR_TASKS
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.progress import log
 from benchsmith.images.duplicates import duplicates_across
 from benchsmith.images.hashes import ImageHashes, hash_images
 
-DEFAULT_IMAGE_THRESHOLD = 4
 LEAKAGE_FORMAT = 1
 RENDERED_TASKS = OPERATOR_TASKS  # their images are renders, compared as whole sequences
 DISJOINT_CLASS_TASKS = ("matching_mi",)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.vlicl.config import MODES, PROFILES, SAMPLERS, TASKS
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.builders.vlicl.config import MODES, PROFILES, SAMPLERS, TASKS, LeakageConfig
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+from benchsmith.core.settings import settings_block
 
 _COUNT = Value("int", minimum=1)
 
@@ -44,11 +44,5 @@ def params_fields() -> dict[str, Any]:
                 "ingest_dir": Value("path", nullable=True),
             }
         ),
-        "leakage": Block(
-            {
-                "image_threshold": Value("int", minimum=0, maximum=64),
-                "workers": Value("int", minimum=1),
-                "executor": Value("str", choices=EXECUTORS),
-            }
-        ),
+        "leakage": settings_block(LeakageConfig),  # declared once, on the dataclass
     }
