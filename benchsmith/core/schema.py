@@ -223,7 +223,7 @@ def check_document(schema: Block, document: Mapping[str, Any], path: str | Path)
 # -- schemas derived from settings dataclasses ------------------------------------------------
 
 
-def _node_of_type(hint: Any) -> Node:
+def node_of_type(hint: Any) -> Node:
     """The node for a dataclass field's type hint (``int``, ``float | None``, ``tuple[str, ...]``,
     ``Path``): settings dataclasses are the single declaration of their keys and types."""
     nullable = False
@@ -234,7 +234,7 @@ def _node_of_type(hint: Any) -> Node:
         hint = args[0] if len(args) == 1 else Any
         origin = typing.get_origin(hint)
     if origin in (tuple, list):
-        return ListOf(_node_of_type(typing.get_args(hint)[0]), nullable=True, scalar_ok=True)
+        return ListOf(node_of_type(typing.get_args(hint)[0]), nullable=True, scalar_ok=True)
     kind = {int: "int", float: "float", str: "str", bool: "bool", Path: "path"}.get(hint, "any")
     return Value(kind, nullable=nullable)
 
@@ -258,6 +258,6 @@ def block_of_dataclass(cls: type, **overrides: Node) -> Block:
     """A :class:`Block` with one key per field of the settings dataclass ``cls``; ``overrides``
     refine a field (choices, bounds) where the type alone says too little."""
     hints = typing.get_type_hints(cls)
-    fields = {f.name: _node_of_type(hints[f.name]) for f in dataclasses.fields(cls)}
+    fields = {f.name: node_of_type(hints[f.name]) for f in dataclasses.fields(cls)}
     fields.update(overrides)
     return Block(fields, doc=(cls.__doc__ or "").strip())

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.schema import Block, Value, _node_of_type, declared_floats
+from benchsmith.core.schema import Block, Value, declared_floats, node_of_type
 
 META_KEY = "benchsmith_setting"
 
@@ -73,7 +73,7 @@ def value_node(cls: type, name: str) -> Any:
     """The schema node of one declared field: its type's node, refined by its choices and
     bounds."""
     _, info = declared(cls)[name]
-    node = _node_of_type(typing.get_type_hints(cls)[name])
+    node = node_of_type(typing.get_type_hints(cls)[name])
     if isinstance(node, Value):
         node = dataclasses.replace(
             node, choices=info.choices, minimum=info.minimum, maximum=info.maximum
