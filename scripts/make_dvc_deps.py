@@ -113,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="a traced build's record (its 'imports': stage -> files loaded)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.imports:
-        imports = json.loads(args.imports.read_text(encoding="utf-8"))["imports"]
+        try:
+            imports = json.loads(args.imports.read_text(encoding="utf-8"))["imports"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"{args.imports}: not a traced build's record ({exc!r}); pass the "
+                         "fresh_checkout.json a traced build wrote, or no --imports to build one")  # fmt: skip
     else:
         imports = traced_imports()
     text = DVC_YAML.read_text(encoding="utf-8")
