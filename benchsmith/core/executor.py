@@ -37,6 +37,29 @@ from benchsmith.core.workers import usable_cores
 EXECUTORS = ("local", "ray")
 
 
+def workers_setting(default: int = 2, what: str = "worker processes") -> Any:
+    """The ``workers`` field of a step's settings dataclass (:mod:`benchsmith.core.settings`),
+    declared once for every step that runs on an executor."""
+    from benchsmith.core.settings import setting
+
+    return setting(default, f"{what}, or Ray tasks at once", minimum=1, metavar="N",
+                   shapes_output=False)  # fmt: skip
+
+
+def executor_setting(work: str) -> Any:
+    """The ``executor`` field of a step's settings dataclass; ``work`` says what runs there
+    ("images are hashed")."""
+    from benchsmith.core.settings import setting
+
+    return setting(
+        "local",
+        f"where {work}: local worker processes, or a Ray cluster ($RAY_ADDRESS, else a Ray "
+        "started here); the output is the same either way",
+        choices=EXECUTORS,
+        shapes_output=False,
+    )
+
+
 @dataclass(frozen=True)
 class ExecutorConfig:
     """``kind``: ``local`` or ``ray``; ``workers``: processes (local) or tasks running at once

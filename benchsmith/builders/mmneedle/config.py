@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import profile_of, section
 from benchsmith.core.settings import check_settings, output_identity, setting, settings_from
 
@@ -139,16 +139,8 @@ class RenderConfig:
         minimum=1.0,
         metavar="G",
     )
-    workers: int = setting(
-        2, "worker processes, or Ray tasks at once", minimum=1, metavar="N", shapes_output=False
-    )
-    executor: str = setting(
-        "local",
-        "where the work runs: local worker processes, or a Ray cluster ($RAY_ADDRESS, else a "
-        "Ray started here); the output bytes are the same",
-        choices=EXECUTORS,
-        shapes_output=False,
-    )
+    workers: int = workers_setting(2)
+    executor: str = executor_setting("stitched images are drawn")
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -176,15 +168,8 @@ class ImageCheckConfig:
         maximum=63,
         metavar="D",
     )
-    workers: int = setting(2, "hashing processes, or Ray tasks at once", minimum=1,
-                           metavar="N", shapes_output=False)  # fmt: skip
-    executor: str = setting(
-        "local",
-        "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a Ray "
-        "started here); the same report either way",
-        choices=EXECUTORS,
-        shapes_output=False,
-    )
+    workers: int = workers_setting(2, "hashing processes")
+    executor: str = executor_setting("images are hashed")
 
     def __post_init__(self) -> None:
         check_settings(self, "mmneedle.image_check")

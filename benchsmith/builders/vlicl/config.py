@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.executor import EXECUTORS
+from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.settings import check_settings, setting
 
 TASKS = (
@@ -279,15 +279,8 @@ class LeakageConfig:
         metavar="BITS",
         aliases=("--threshold",),
     )
-    workers: int = setting(2, "hashing processes, or Ray tasks at once", minimum=1,
-                           metavar="N", shapes_output=False)  # fmt: skip
-    executor: str = setting(
-        "local",
-        "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a Ray "
-        "started here); the same report either way",
-        choices=EXECUTORS,
-        shapes_output=False,
-    )
+    workers: int = workers_setting(2, "hashing processes")
+    executor: str = executor_setting("images are hashed")
 
     def __post_init__(self) -> None:
         check_settings(self, "vlicl.leakage")
