@@ -216,7 +216,7 @@ def check_document(schema: Block, document: Mapping[str, Any], path: str | Path)
         raise BenchsmithError(
             f"{len(problems)} problem(s) in the params file:\n{listing}",
             path=path,
-            fix="correct the key names and values above (the README's Params section lists every key)",
+            fix="correct the key names and values above (docs/params.md lists every key)",
         )
 
 
