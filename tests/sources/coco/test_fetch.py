@@ -24,16 +24,26 @@ IMAGES_ZIP = "val2014.zip"
 
 
 def build_coco_zips(sample: Path, srv: Path) -> None:
-    """Zip a sample the way COCO ships it: top-level ``annotations/`` and ``val2014/`` folders."""
+    """Zip a sample the way COCO ships it: top-level ``annotations/`` and ``val2014/`` folders.
+
+    Entries carry a fixed date, so an archive changes only when its files' bytes do (zipping the
+    same sample twice a second apart gives the same archive, as a real unchanged upstream does)."""
     srv.mkdir(parents=True, exist_ok=True)
+
+    def add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
+        info = zipfile.ZipInfo(name, date_time=(2014, 9, 1, 0, 0, 0))
+        info.compress_type = archive.compression
+        archive.writestr(info, data)
+
     with zipfile.ZipFile(srv / ANNOTATIONS_ZIP, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("annotations/", b"")
-        archive.write(sample / CAPTIONS_RELPATH, CAPTIONS_RELPATH.as_posix())
-        archive.writestr("annotations/instances_val2014.json", json.dumps({"annotations": []}))
+        add(archive, "annotations/", b"")
+        add(archive, CAPTIONS_RELPATH.as_posix(), (sample / CAPTIONS_RELPATH).read_bytes())
+        add(archive, "annotations/instances_val2014.json",
+            json.dumps({"annotations": []}).encode())  # fmt: skip
     with zipfile.ZipFile(srv / IMAGES_ZIP, "w", zipfile.ZIP_STORED) as archive:
-        archive.writestr("val2014/", b"")
+        add(archive, "val2014/", b"")
         for image in sorted((sample / "val2014").iterdir()):
-            archive.write(image, f"val2014/{image.name}")
+            add(archive, f"val2014/{image.name}", image.read_bytes())
 
 
 @pytest.fixture(autouse=True)
