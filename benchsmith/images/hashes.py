@@ -147,9 +147,9 @@ def hash_images(
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
         return hashes, errors
-    # the fork server loads this module and imagehash (scipy's fftpack, 0.5 s) once, and each
-    # worker starts with them instead of importing them again
-    with open_executor(config, preload=[__name__, "imagehash"]) as pool:
+    # the fork server loads this module, imagehash and the scipy.fftpack its phash imports on
+    # first call (0.5 s) once, and each worker starts with them instead of importing them again
+    with open_executor(config, preload=[__name__, "imagehash", "scipy.fftpack"]) as pool:
         done = progress(_mapped(pool, items), total=total, desc="hashing images", unit="img")
         for key, result in done:
             record(key, result)

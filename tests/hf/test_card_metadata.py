@@ -39,3 +39,33 @@ def test_card_metadata_is_what_the_hub_validates(name, sample_project):
 def test_size_category_buckets():
     assert [size_category(n) for n in (0, 999, 1000, 10_000, 210_000, 10**9)] == [
         "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "n>1B"]  # fmt: skip
+
+
+CARDS = {
+    "valid": "---\nlicense: cc-by-4.0\nconfigs:\n- config_name: a\n  data_files: a/*.parquet\n---\n\n# A\n",
+    "not a mapping": "---\n- license\n- cc-by-4.0\n---\n\n# A\n",
+    "broken yaml": "---\nlicense: [cc-by-4.0\n---\n\n# A\n",
+    "a tab in yaml": "---\nlicense:\tmit\n\tpretty_name: x\n---\n",
+    "empty front matter": "---\n\n---\n\n# A\n",
+}
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_check_card_accepts_and_refuses_what_the_hubs_card_class_does(name):
+    """``check_card`` parses with libyaml; it must agree with ``DatasetCard`` on every card."""
+    import yaml
+
+    from benchsmith.hf.card import check_card
+
+    text = CARDS[name]
+    try:
+        DatasetCard(text)
+        hub_error = None
+    except (ValueError, yaml.YAMLError, TypeError, KeyError) as exc:
+        hub_error = type(exc)
+    if hub_error is None:
+        check_card(text)
+    else:
+        with pytest.raises(hub_error):
+            check_card(text)
+    assert (hub_error is None) == (name in {"valid", "empty front matter"})
