@@ -33,6 +33,8 @@ def declared_blocks() -> dict[str, type]:
 def _shown(value: object) -> str:
     if value is None:
         return "null"
+    if isinstance(value, tuple | list):  # as params.yaml writes a list
+        return "`[" + ", ".join(str(v) for v in value) + "]`"
     return f"`{value}`" if isinstance(value, str) else str(value)
 
 

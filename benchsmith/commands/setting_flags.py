@@ -9,6 +9,7 @@ so neither the flag nor its default is written a second time in a family's code.
 from __future__ import annotations
 
 import argparse
+import types
 import typing
 from typing import Any
 
@@ -17,10 +18,14 @@ from benchsmith.core.settings import declared, settings_from
 from benchsmith.family.base import StepSettings
 
 
-def _flag_type(hint: Any) -> Any:
-    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
-    base = args[0]
-    return base if base in (int, float, str) else str
+def _flag_type(hint: Any) -> tuple[Any, str | None]:
+    """The argparse ``type`` and ``nargs`` of a field: a tuple field takes one or more values."""
+    base, nargs = hint, None
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: X
+        base = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(base) is tuple:
+        base, nargs = typing.get_args(base)[0], "+"
+    return (base if base in (int, float, str) else str), nargs
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -> None:
@@ -32,13 +37,18 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
         if not info.flag:
             continue
         default = "null" if field.default is None else field.default
+        if isinstance(default, tuple):
+            default = " ".join(map(str, default)) or "none"
+        kind, nargs = _flag_type(hints[name])
         group.add_argument(
             "--" + name.replace("_", "-"),
             *info.aliases,
             dest=name,
-            type=_flag_type(hints[name]),
+            type=kind,
+            nargs=nargs,
             choices=info.choices or None,
-            metavar=None if info.choices else (info.metavar or name.upper()),
+            # a value from a few choices shows them; several values, each one's metavar
+            metavar=None if info.choices and not nargs else (info.metavar or name.upper()),
             help=f"{info.help} (default: {where}.{name}, else {default})",
         )
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.schema import Block, Value, declared_floats, node_of_type
+from benchsmith.core.schema import Block, ListOf, Value, declared_floats, node_of_type
 
 META_KEY = "benchsmith_setting"
 
@@ -74,10 +74,11 @@ def value_node(cls: type, name: str) -> Any:
     bounds."""
     _, info = declared(cls)[name]
     node = node_of_type(typing.get_type_hints(cls)[name])
+    refine = {"choices": info.choices, "minimum": info.minimum, "maximum": info.maximum}
     if isinstance(node, Value):
-        node = dataclasses.replace(
-            node, choices=info.choices, minimum=info.minimum, maximum=info.maximum
-        )
+        node = dataclasses.replace(node, **refine)
+    elif isinstance(node, ListOf) and isinstance(node.item, Value):  # each item is held to them
+        node = dataclasses.replace(node, item=dataclasses.replace(node.item, **refine))
     return node
 
 
@@ -92,6 +93,8 @@ def settings_block(cls: type) -> Block:
 def _problem(name: str, value: Any, node: Any, where: str) -> BenchsmithError | None:
     key = f"{where}.{name}"
     fix = f"set {key} in params.yaml (or --{name.replace('_', '-')}) to an allowed value"
+    if isinstance(node, ListOf) and isinstance(value, list | tuple):
+        return next(filter(None, (_problem(name, item, node.item, where) for item in value)), None)
     if not isinstance(node, Value) or value is None:
         return None
     if node.choices and value not in node.choices:

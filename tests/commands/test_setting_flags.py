@@ -39,7 +39,8 @@ def test_one_declaration_is_the_schema_the_flags_and_the_shipped_params(family, 
     shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), *settings.block)
     for name, (field, _) in declared(settings.type).items():
         assert name in shipped, f"params.yaml lacks {'.'.join(settings.block)}.{name}"
-        assert shipped[name] == field.default, f"params.yaml's {name} is not the declared default"
+        default = list(field.default) if isinstance(field.default, tuple) else field.default
+        assert shipped[name] == default, f"params.yaml's {name} is not the declared default"
     parser = build_parser(["build", family, step, "--help"])
     words = ["build", family, step]
     for word in words:  # down to the step's own parser
@@ -102,3 +103,28 @@ def test_the_params_reference_is_the_declarations_own_text():
             assert f"| `{block}.{name}` |" in page
     with pytest.raises(SystemExit, match="no step declares settings block 'nope.block'"):
         module.rendered("<!-- settings: nope.block -->\n<!-- end settings -->")
+
+
+def test_a_list_setting_takes_several_values_each_held_to_the_choices(tmp_path, capsys):
+    """``mmiu.shortcuts.allow``: several tasks after one flag, or a list in ``params.yaml``;
+    a task the declaration does not name is refused either way, naming the key."""
+    from benchsmith.builders.mmiu.config import ShortcutGate
+
+    settings = StepSettings(ShortcutGate, ("mmiu", "shortcuts"))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--params", type=Path)
+    add_setting_flags(parser, settings)
+    params = tmp_path / "params.yaml"
+    params.write_text("mmiu:\n  shortcuts:\n    allow: [jigsaw_puzzle_solving]\n    max_gain: 0\n")
+    base = ["--params", str(params)]
+    made = settings_of(parser.parse_args(base), settings)
+    assert made.allow == ("jigsaw_puzzle_solving",) and made.max_gain == 0.0
+    given = parser.parse_args([*base, "--allow", "3d_depth_estimation", "3d_object_detection"])
+    assert settings_of(given, settings).allow == ("3d_depth_estimation", "3d_object_detection")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--allow", "3d_depth_estimation", "jigsaw"])
+    assert "invalid choice: 'jigsaw'" in capsys.readouterr().err
+    params.write_text("mmiu:\n  shortcuts:\n    allow: [jigsaw]\n")
+    code = main(["build", "mmiu", "check", str(tmp_path), "--params", str(params)])
+    err = capsys.readouterr().err
+    assert code == 2 and "mmiu.shortcuts.allow" in err and "jigsaw_puzzle_solving" in err

@@ -11,11 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.mmiu.config import ShortcutGate
 from benchsmith.core.executor import add_executor_arguments, executor_config
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.family.base import PublishRequest, Step
+from benchsmith.family.base import PublishRequest, Step, StepSettings
 from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 
 DEFAULT_PLAN = Path("data/mmiu/plan")
@@ -108,37 +109,20 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
     check.add_argument("--out", type=Path, metavar="FILE",
                        help="report path (default: shortcuts.json next to PLAN_DIR)")  # fmt: skip
-    check.add_argument("--text-only-model", metavar="MODEL",
-                       help="also ask this LLM each item without images (default: "
-                       "mmiu.shortcuts.text_only_model; none: rules only)")  # fmt: skip
-    check.add_argument("--base-url", metavar="URL",
-                       help="OpenAI-compatible server (default: mmiu.shortcuts.base_url, else "
-                       "$OPENAI_BASE_URL; the key is read from $OPENAI_API_KEY)")  # fmt: skip
-    check.add_argument("--llm-cache", type=Path, metavar="DIR",
-                       help="LLM reply cache (default: mmiu.shortcuts.cache_dir, "
-                       ".benchsmith/llm-cache)")  # fmt: skip
     add_metrics_option(check, "shortcut summary")
     add_params_option(check)
 
 
-def run_check(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from benchsmith.builders.mmiu.config import shortcut_gate
+def run_check(args: argparse.Namespace, gate: ShortcutGate) -> int:
     from benchsmith.builders.mmiu.shortcuts import check_plan
 
-    params = load_params(args.params)
-    gate = shortcut_gate(section(params, "mmiu"))
-    knobs = section(params, "mmiu", "shortcuts")
-    model = args.text_only_model or gate.text_only_model
-    gate = replace(gate, text_only_model=model)
     client = None
-    if model:
+    if gate.text_only_model:
         from benchsmith.core.llm import LLMClient, LLMConfig
 
-        cache = args.llm_cache or knobs.get("cache_dir") or ".benchsmith/llm-cache"
-        client = LLMClient(LLMConfig(model=model, base_url=args.base_url or knobs.get("base_url"),
-                                     cache_dir=Path(cache), max_tokens=16))  # fmt: skip
+        cache = Path(gate.cache_dir or ".benchsmith/llm-cache")
+        client = LLMClient(LLMConfig(model=gate.text_only_model, base_url=gate.base_url,
+                                     cache_dir=cache, max_tokens=16))  # fmt: skip
     out = args.out or args.plan_dir.parent / "shortcuts.json"
     report = check_plan(args.plan_dir, gate, out, client)
     summary = {task: r["verdict"] for task, r in report["tasks"].items()}
@@ -217,6 +201,7 @@ STEPS = (
         "the plan (or --out); publish refuses a plan without a passing report.",
         add_check_arguments,
         run_check,
+        settings=StepSettings(ShortcutGate, ("mmiu", "shortcuts")),
     ),
     Step(
         "rehydrate",

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.params import section
 from benchsmith.core.schema import declared_floats
+from benchsmith.core.settings import check_settings, setting, settings_from
 
 SCANNET_TASKS = (
     "3d_pose_estimation",
@@ -115,34 +117,43 @@ class OptionStyle:
 
 @dataclass(frozen=True)
 class ShortcutGate:
-    """When the shortcut check fails a config (``mmiu.shortcuts``).
+    """When the shortcut check fails a config (``mmiu.shortcuts``): a blind rule fails it when
+    even the lower bound of its accuracy beats chance by more than ``max_gain`` (so small
+    configs are judged on evidence, not noise); configs listed in ``allow`` are reported but do
+    not fail. Each setting is declared once, here: the params schema, the ``build mmiu check``
+    flags and the params reference are read from it."""
 
-    A blind rule fails a config when even the lower 99% confidence bound of its accuracy beats
-    chance by more than ``max_gain`` (so small configs are judged on evidence, not noise);
-    configs listed in ``allow`` are reported but do not fail.
-    """
+    max_gain: float = setting(
+        0.02, "how far above chance a blind rule may answer before the config fails",
+        minimum=0.0, maximum=1.0, metavar="GAIN",
+    )  # fmt: skip
+    confidence: float = setting(
+        0.99, "confidence of the one-sided Wilson lower bound a rule's accuracy is judged by",
+        minimum=0.5, maximum=0.9999, metavar="P",
+    )  # fmt: skip
+    allow: tuple[str, ...] = setting(
+        (), "tasks published even when they fail the gate (their card says so)", choices=TASKS,
+        metavar="TASK",
+    )  # fmt: skip
+    text_only_model: str | None = setting(
+        None, "an LLM also asked each item's question and options without its images "
+        "(null: the rules alone)", metavar="MODEL",
+    )  # fmt: skip
+    base_url: str | None = setting(
+        None, "the OpenAI-compatible server of the text-only model (null: $OPENAI_BASE_URL; "
+        "the key is read from $OPENAI_API_KEY only)", metavar="URL", shapes_output=False,
+    )  # fmt: skip
+    cache_dir: str | None = setting(
+        ".benchsmith/llm-cache", "where the text-only model's replies are cached",
+        metavar="DIR", shapes_output=False, aliases=("--llm-cache",),
+    )  # fmt: skip
 
-    max_gain: float = 0.02
-    confidence: float = 0.99
-    allow: tuple[str, ...] = ()
-    text_only_model: str | None = None  # an LLM asked the question and options, no images
+    def __post_init__(self) -> None:
+        check_settings(self, "mmiu.shortcuts")
 
-
-def shortcut_gate(settings: dict[str, Any]) -> ShortcutGate:
-    """The gate from ``mmiu.shortcuts`` (connection settings are the CLI's, not the gate's)."""
-    block = settings.get("shortcuts") or {}
-    names = {f.name for f in fields(ShortcutGate)}
-    gate = ShortcutGate(
-        **{
-            k: tuple(v) if k == "allow" else v
-            for k, v in block.items()
-            if k in names and v is not None
-        }  # fmt: skip
-    )
-    unknown = [t for t in gate.allow if t not in TASKS]
-    if unknown:
-        raise _error("shortcuts.allow", f"unknown task(s) {unknown}")
-    return gate
+    @classmethod
+    def from_params(cls, params: dict[str, Any], **overrides: Any) -> ShortcutGate:
+        return settings_from(cls, section(params, "mmiu", "shortcuts"), overrides)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.mmiu.config import MODES, PROFILES, SCANNET_IMAGES, SCENE_SPLITS, TASKS
+from benchsmith.builders.mmiu.config import (
+    MODES,
+    PROFILES,
+    SCANNET_IMAGES,
+    SCENE_SPLITS,
+    TASKS,
+    ShortcutGate,
+)
 from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+from benchsmith.core.settings import settings_block
 
 _METRES = Value("float", minimum=0)
 _DEGREES = Value("float", minimum=0, maximum=180)
@@ -52,16 +60,7 @@ def params_fields() -> dict[str, Any]:
                 "cache_dir": Value("path", nullable=True),
             }
         ),
-        "shortcuts": Block(
-            {
-                "max_gain": Value("float", minimum=0, maximum=1),
-                "confidence": Value("float", minimum=0.5, maximum=0.9999),
-                "allow": ListOf(Value("str", choices=TASKS)),
-                "text_only_model": Value("str", nullable=True),
-                "base_url": Value("str", nullable=True),
-                "cache_dir": Value("path", nullable=True),
-            }
-        ),
+        "shortcuts": settings_block(ShortcutGate),  # declared once, on the dataclass
         "sources": Block(
             {
                 "scannet": Value("path", nullable=True),

@@ -103,6 +103,31 @@ def test_a_text_only_model_is_asked_without_images(mmiu_plan, tmp_path):
     assert result["verdict"] == "pass" and result["text_only"]["unparsed"] == 0
 
 
+def test_the_check_step_asks_the_text_only_model_its_flags_and_params_name(mmiu_plan, tmp_path,
+                                                                          capsys):  # fmt: skip
+    """``build mmiu check`` reads the model from ``mmiu.shortcuts`` and the server and cache
+    from its flags (``--llm-cache``, the older name, too); the report records the model, never
+    the server or the cache."""
+    plan = Path(shutil.copytree(mmiu_plan, tmp_path / "plan"))
+    params = tmp_path / "params.yaml"
+    params.write_text("mmiu:\n  shortcuts:\n    text_only_model: guess\n"
+                      "    allow: [jigsaw_puzzle_solving]\n")  # fmt: skip
+    with ChatServer(reply=lambda body: Reply("Answer: A")) as server:
+        code = main(["build", "mmiu", "check", str(plan), "--params", str(params),
+                     "--base-url", server.base_url, "--llm-cache", str(tmp_path / "replies")])  # fmt: skip
+        asked = len(server.requests)
+    capsys.readouterr()
+    items = sum(len(p.read_text().splitlines()) for p in (plan / "items").glob("*.jsonl"))
+    assert code == 0 and 0 < asked <= items  # each distinct prompt once (the client caches)
+    assert any((tmp_path / "replies").rglob("*.json"))
+    report = json.loads((tmp_path / "shortcuts.json").read_text())
+    assert report["gate"]["text_only_model"] == "guess"
+    assert report["gate"]["allow"] == ["jigsaw_puzzle_solving"]
+    for task, result in report["tasks"].items():
+        assert "text_only_llm[guess]" in {r["name"] for r in result["rules"]}, task
+    assert server.base_url not in json.dumps(report) and "replies" not in json.dumps(report)
+
+
 def test_image_options_must_be_one_kind_and_all_different(mmiu_plan):
     rows = [json.loads(line) for line in
             (mmiu_plan / "items" / "3d_depth_estimation.jsonl").read_text().splitlines()]  # fmt: skip
