@@ -37,12 +37,16 @@ from benchsmith.core.workers import usable_cores
 EXECUTORS = ("local", "ray")
 
 
-def workers_setting(default: int = 2, what: str = "worker processes") -> Any:
+def workers_setting(
+    default: int = 2, what: str = "worker processes", *, every_core: bool = False
+) -> Any:
     """The ``workers`` field of a step's settings dataclass (:mod:`benchsmith.core.settings`),
-    declared once for every step that runs on an executor."""
+    declared once for every step that runs on an executor; ``every_core``: 0 asks for one
+    worker per core."""
     from benchsmith.core.settings import setting
 
-    return setting(default, f"{what}, or Ray tasks at once", minimum=1, metavar="N",
+    help = f"{what}, or Ray tasks at once" + ("; 0: every core" if every_core else "")
+    return setting(default, help, minimum=0 if every_core else 1, metavar="N",
                    shapes_output=False)  # fmt: skip
 
 

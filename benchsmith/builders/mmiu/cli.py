@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.mmiu.config import ShortcutGate
-from benchsmith.core.executor import add_executor_arguments, executor_config
+from benchsmith.builders.mmiu.config import ScenePlanSettings, ShortcutGate
+from benchsmith.core.executor import ExecutorConfig, add_executor_arguments
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
@@ -54,11 +54,6 @@ def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
     plan.add_argument("--seed", type=int, metavar="S",
                       help="build seed (default: mmiu.seed, else the params seed)")  # fmt: skip
-    add_executor_arguments(plan, "ScanNet frames are extracted (one task per scene)", "mmiu.plan")
-    plan.add_argument("--pairs-cache", type=Path, metavar="DIR",
-                      help="keep each finished scene's frame pairs here, so a killed plan "
-                      "resumes from them (default: mmiu.plan.cache_dir, "
-                      f"{DEFAULT_PAIRS_CACHE})")  # fmt: skip
     add_params_option(plan)
     plan.add_argument("--out", type=Path, default=DEFAULT_PLAN, metavar="DIR",
                       help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})")  # fmt: skip
@@ -80,7 +75,7 @@ def mmiu_config(params: dict[str, Any], args: argparse.Namespace):
     )
 
 
-def run_plan(args: argparse.Namespace) -> int:
+def run_plan(args: argparse.Namespace, survey: ScenePlanSettings) -> int:
     from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 
     params = load_params(args.params)
@@ -94,10 +89,9 @@ def run_plan(args: argparse.Namespace) -> int:
     sources = MmiuSources(
         Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
     )
-    knobs = section(params, "mmiu", "plan")
-    executor = executor_config(args, knobs)
-    cache = args.pairs_cache or knobs.get("cache_dir") or DEFAULT_PAIRS_CACHE
-    summary = build_mmiu(config, sources, args.out, executor, Path(cache))
+    executor = ExecutorConfig(survey.executor, survey.workers)
+    cache = Path(survey.cache_dir or DEFAULT_PAIRS_CACHE)
+    summary = build_mmiu(config, sources, args.out, executor, cache)
     log(f"mmiu plan: {sum(summary.counts.values())} items in {len(summary.counts)} tasks "
         f"-> {args.out}")  # fmt: skip
     print_json({"counts": summary.counts, "skips": summary.skips}, args.json)
@@ -186,6 +180,7 @@ STEPS = (
         "same bytes.",
         add_plan_arguments,
         run_plan,
+        settings=StepSettings(ScenePlanSettings, ("mmiu", "plan")),
     ),
     Step(
         "check",

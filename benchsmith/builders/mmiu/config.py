@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
 from benchsmith.core.schema import declared_floats
 from benchsmith.core.settings import check_settings, setting, settings_from
@@ -113,6 +114,24 @@ class OptionStyle:
 
     def __post_init__(self) -> None:
         declared_floats(self)
+
+
+@dataclass(frozen=True)
+class ScenePlanSettings:
+    """Where the plan surveys ScanNet frames (``mmiu.plan``): one task per scene, and a folder
+    that keeps each finished scene's frame pairs so a killed plan resumes from them. None of
+    them changes a byte of the plan."""
+
+    executor: str = executor_setting("ScanNet frames are surveyed (one task per scene)")
+    workers: int = workers_setting(2, every_core=True)
+    cache_dir: str | None = setting(
+        ".benchsmith/scannet-pairs", "where each finished scene's frame pairs are kept, so a "
+        "killed plan resumes from them", metavar="DIR", shapes_output=False,
+        aliases=("--pairs-cache",),
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self, "mmiu.plan")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from benchsmith.builders.mmiu.config import (
     SCANNET_IMAGES,
     SCENE_SPLITS,
     TASKS,
+    ScenePlanSettings,
     ShortcutGate,
 )
 from benchsmith.core.executor import EXECUTORS
@@ -53,13 +54,7 @@ def params_fields() -> dict[str, Any]:
             }
         ),
         "jigsaw_grid": Value("int", minimum=2, maximum=4),
-        "plan": Block(
-            {
-                "executor": Value("str", choices=EXECUTORS),
-                "workers": Value("int", minimum=0),
-                "cache_dir": Value("path", nullable=True),
-            }
-        ),
+        "plan": settings_block(ScenePlanSettings),  # declared once, on the dataclass
         "shortcuts": settings_block(ShortcutGate),  # declared once, on the dataclass
         "sources": Block(
             {
