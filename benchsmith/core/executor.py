@@ -119,9 +119,24 @@ class Executor(ABC):
         return next(iter(self.map(fn, [argument])))
 
 
+# Modules every fork server this process starts imports (an ordered set): see
+# :func:`preload_in_pools`.
+_POOL_PRELOAD: dict[str, None] = {}
+
+
+def preload_in_pools(*modules: str) -> None:
+    """Have the fork server import ``modules`` whichever pool starts it. Why: a process has one
+    fork server, started by its first pool and serving every later one, so a pool's own
+    ``preload`` counts only when that pool comes first (an audit hashes its sources before it
+    renders); a module whose pool's workers need heavy imports (numba kernels, scipy) calls
+    this when it is imported, and every later pool's workers start with them loaded."""
+    _POOL_PRELOAD.update(dict.fromkeys(modules))
+
+
 class LocalExecutor(Executor):
     """A forkserver pool of ``workers`` processes (the calling process for one). ``preload``
-    names modules the fork server imports once, so every worker starts with them loaded."""
+    names modules the fork server imports once, so every worker starts with them loaded
+    (with those named by :func:`preload_in_pools`)."""
 
     def __init__(self, workers: int = 0, preload: Sequence[str] = ()):
         self.workers = max(1, workers or usable_cores())
@@ -131,8 +146,9 @@ class LocalExecutor(Executor):
     def __enter__(self) -> LocalExecutor:
         if self.workers > 1:
             context = multiprocessing.get_context("forkserver")
-            if self.preload:
-                context.set_forkserver_preload(self.preload)
+            preload = list(dict.fromkeys([*_POOL_PRELOAD, *self.preload]))
+            if preload:  # read when the server starts; a running one keeps what it loaded
+                context.set_forkserver_preload(preload)
             user_chose = any(os.environ.get(name) for name in MATH_THREAD_VARIABLES)
             initializer = None if user_chose else one_math_thread
             self._pool = context.Pool(self.workers, initializer=initializer)

@@ -32,6 +32,7 @@ import numpy as np
 from PIL import Image
 
 from benchsmith.core.errors import SourceError
+from benchsmith.core.executor import preload_in_pools
 from benchsmith.core.limits import max_pixels, set_max_pixels
 from benchsmith.core.progress import progress
 from benchsmith.images.decode import decode_rgb
@@ -39,6 +40,10 @@ from benchsmith.images.decode import decode_rgb
 K = TypeVar("K", bound=Hashable)
 
 PHASH_SIZE = 8
+# what a hashing worker imports: the fork server loads them once (imagehash imports scipy's
+# fftpack on its first pHash, 0.5 s), whichever pool of the process starts it
+HASHING_MODULES = (__name__, "imagehash", "scipy.fftpack")
+preload_in_pools(*HASHING_MODULES)
 _BATCH_PER_WORKER = 64  # items handed to the pool at a time, per worker: bounds parent memory
 
 
@@ -147,9 +152,7 @@ def hash_images(
         for key, data in progress(items, total=total, desc="hashing images", unit="img"):
             record(key, _hash_or_error(data))
         return hashes, errors
-    # the fork server loads this module, imagehash and the scipy.fftpack its phash imports on
-    # first call (0.5 s) once, and each worker starts with them instead of importing them again
-    with open_executor(config, preload=[__name__, "imagehash", "scipy.fftpack"]) as pool:
+    with open_executor(config, preload=HASHING_MODULES) as pool:
         done = progress(_mapped(pool, items), total=total, desc="hashing images", unit="img")
         for key, result in done:
             record(key, result)

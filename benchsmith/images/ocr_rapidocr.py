@@ -146,6 +146,10 @@ class RapidOcrBackend(OcrBackend):
                 "Rec.model_path": str(recognition),
                 "EngineConfig.onnxruntime.intra_op_num_threads": 1,
                 "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+                # ONNX Runtime's memory arena: buffers reused from page to page instead of
+                # allocated per run (about 12% faster a page here, 90 MB more at its peak;
+                # the same text)
+                "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
             })  # fmt: skip
         return self._engine
 

@@ -105,3 +105,32 @@ def test_local_workers_run_one_math_thread_unless_the_user_chose(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the user's choice wins: no limit is imposed
     with LocalExecutor(2) as executor:
         assert executor.call(os.getenv, "OPENBLAS_NUM_THREADS") != "1"
+
+
+def test_a_module_asked_for_by_any_pool_is_loaded_in_the_workers_of_the_first(tmp_path):
+    """A process has one fork server, started by its first pool: modules a module asked for
+    with ``preload_in_pools`` are loaded there even when another pool starts it, and its own
+    ``preload`` too; a module nobody asked for is not (a fresh process, so no server runs)."""
+    import subprocess
+
+    script = tmp_path / "pools.py"
+    script.write_text(
+        "import sys\n"
+        "from benchsmith.core.executor import LocalExecutor, preload_in_pools\n"
+        "def loaded(name):\n"
+        "    return name in sys.modules\n"
+        "if __name__ == '__main__':\n"
+        "    preload_in_pools('colorsys')\n"
+        "    with LocalExecutor(2, ['wave']) as first:\n"
+        "        print(list(first.map(loaded, ['colorsys', 'wave', 'sndhdr'])))\n"
+        "    preload_in_pools('fractions')\n"
+        "    with LocalExecutor(2, ['tabnanny']) as second:  # the server already runs\n"
+        "        print(list(second.map(loaded, ['colorsys', 'fractions', 'tabnanny'])))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    first, second = done.stdout.split("\n")[:2]
+    assert first == "[True, True, False]"
+    # the running server keeps what it loaded; a later request cannot add to it
+    assert second == "[True, False, False]"

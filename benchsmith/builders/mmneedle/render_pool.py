@@ -27,7 +27,7 @@ from benchsmith.builders.mmneedle.stitching import (
     load_cell_rgbx,
     render_stitched_image,
 )
-from benchsmith.core.executor import LocalExecutor
+from benchsmith.core.executor import LocalExecutor, preload_in_pools
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 
@@ -227,17 +227,23 @@ def _keep_freed_memory() -> None:
         pass  # not glibc: nothing to tune
 
 
+# what a render worker imports: the fork server loads them once (numba's cached kernels take
+# 0.5 s a process to load), whichever pool of the process starts it
+RENDER_MODULES = (
+    __name__,
+    "benchsmith.builders.mmneedle.resample_kernel",
+    "benchsmith.builders.mmneedle.jpeg_mosaic_kernel",
+)
+preload_in_pools(*RENDER_MODULES)
+
+
 class RenderPool(LocalExecutor):
     """The local executor for the render: its fork server preloads this module and the
     compiled resize and mosaic kernels (loaded once in the server, inherited by every worker), and leaving
     it drops this process's maps, canvases and descriptors of the cell cache."""
 
     def __init__(self, workers: int):
-        kernels = [
-            "benchsmith.builders.mmneedle.resample_kernel",
-            "benchsmith.builders.mmneedle.jpeg_mosaic_kernel",
-        ]
-        super().__init__(max(1, int(workers)), [__name__, *kernels])
+        super().__init__(max(1, int(workers)), RENDER_MODULES)
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
