@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "params.md"
 BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end settings -->)", re.S)
@@ -35,7 +35,7 @@ def _shown(value: object) -> str:
         return "null"
     if isinstance(value, tuple | list):  # as params.yaml writes a list
         return "`[" + ", ".join(str(v) for v in value) + "]`"
-    return f"`{value}`" if isinstance(value, str) else str(value)
+    return f"`{value}`" if isinstance(value, str | PurePath) else str(value)
 
 
 def table(block: str, cls: type) -> str:

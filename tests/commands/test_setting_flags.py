@@ -40,6 +40,7 @@ def test_one_declaration_is_the_schema_the_flags_and_the_shipped_params(family, 
     for name, (field, _) in declared(settings.type).items():
         assert name in shipped, f"params.yaml lacks {'.'.join(settings.block)}.{name}"
         default = list(field.default) if isinstance(field.default, tuple) else field.default
+        default = str(default) if isinstance(default, Path) else default  # YAML holds a string
         assert shipped[name] == default, f"params.yaml's {name} is not the declared default"
     parser = build_parser(["build", family, step, "--help"])
     words = ["build", family, step]

@@ -11,12 +11,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.multi.config import OcrSettings
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, section
 from benchsmith.core.progress import add_json_option, log, print_json
-from benchsmith.family.base import ScoreRunsRequest, Step
+from benchsmith.family.base import ScoreRunsRequest, Step, StepSettings
 from benchsmith.hf.roots import add_roots_argument, parse_root_flags
-from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
 DEFAULT_EXAMS = Path("data/sources/exams")
 DEFAULT_CONVERTED = Path("data/multi/converted")
@@ -43,38 +43,17 @@ def add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exams", type=Path, metavar="DIR",
                         help="exams folder with html/ and pages/ (default: multi.sources.exams, "
                         f"{DEFAULT_EXAMS})")  # fmt: skip
-    parser.add_argument("--backend", choices=BACKENDS,
-                        help="OCR engine: rapidocr (models in its wheel), tesseract (the system "
-                        "program and its chi_sim data) or easyocr (the extra and your weights) "
-                        f"(default: multi.ocr.backend, {DEFAULT_BACKEND})")  # fmt: skip
-    parser.add_argument("--workers", type=int, metavar="N",
-                        help="OCR processes, or Ray tasks at once (default: multi.ocr.workers, 1)")  # fmt: skip
-    parser.add_argument("--executor", choices=("local", "ray"),
-                        help="where pages are read: local processes or a Ray cluster "
-                        "($RAY_ADDRESS, else a Ray started here); the same records either way "
-                        "(default: multi.ocr.executor, local)")  # fmt: skip
-    parser.add_argument("--cache", type=Path, metavar="DIR",
-                        help="OCR cache by page sha256 and engine (default: multi.ocr.cache_dir, "
-                        ".benchsmith/ocr-cache)")  # fmt: skip
     add_metrics_option(parser, "OCR summary")
     add_params_option(parser)
     parser.add_argument("--out", type=Path, default=DEFAULT_CONVERTED, metavar="DIR",
                         help=f"converted folder (replaced atomically; default {DEFAULT_CONVERTED})")  # fmt: skip
 
 
-def run_ocr(args: argparse.Namespace) -> int:
-    from benchsmith.builders.multi.convert import OcrSettings, convert_exams
+def run_ocr(args: argparse.Namespace, settings: OcrSettings) -> int:
+    from benchsmith.builders.multi.convert import convert_exams
 
     params = load_params(args.params)
-    knobs = section(params, "multi", "ocr")
     exams = args.exams or section(params, "multi", "sources").get("exams") or DEFAULT_EXAMS
-    settings = OcrSettings(
-        backend=args.backend or knobs.get("backend") or DEFAULT_BACKEND,
-        workers=args.workers or int(knobs.get("workers") or 1),
-        executor=args.executor or knobs.get("executor") or "local",
-        cache_dir=Path(args.cache or knobs.get("cache_dir") or ".benchsmith/ocr-cache"),
-        max_table_cells=int(knobs.get("max_table_cells") or 10_000),
-    )
     report = convert_exams(Path(exams), args.out, settings)
     ocr = report["ocr"]
     log(f"multi ocr: {report['problems']} problems ({report['by_kind']['html']} from HTML, "
@@ -197,6 +176,7 @@ STEPS = (
         "skip named in the report.",
         add_ocr_arguments,
         run_ocr,
+        settings=StepSettings(OcrSettings, ("multi", "ocr")),
     ),
     Step(
         "questions",

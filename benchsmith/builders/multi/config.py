@@ -15,9 +15,13 @@ value we fixed and why, so a run records exactly what it did:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.executor import executor_setting, workers_setting
+from benchsmith.core.settings import check_settings, setting
+from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
 QUESTION_TYPES = ("SA", "MA", "FB", "OP", "Other")
 TYPE_NAMES = {"单选": "SA", "多选": "MA", "填空": "FB", "解答": "OP", "其他": "Other"}
@@ -38,6 +42,33 @@ def _error(key: str, message: str) -> BenchsmithError:
     return BenchsmithError(
         f"multi.{key}: {message}", path="params.yaml", fix=f"correct multi.{key}"
     )
+
+
+@dataclass(frozen=True)
+class OcrSettings:
+    """How the ``ocr`` step reads the exam sources (``multi.ocr``): the engine that reads the
+    scanned pages, where the pages are read, the cache that keeps every page read once, and the
+    largest crawled table kept. Each setting is declared once, here: the params schema, the
+    ``build multi ocr`` flags and the params reference are read from it."""
+
+    backend: str = setting(
+        DEFAULT_BACKEND, "OCR engine: rapidocr (models in its wheel), tesseract (the system "
+        "program and its chi_sim data) or easyocr (the extra and your weights)", choices=BACKENDS,
+    )  # fmt: skip
+    workers: int = workers_setting(1, "OCR processes")
+    executor: str = executor_setting("pages are read")
+    cache_dir: Path = setting(
+        Path(".benchsmith/ocr-cache"), "OCR cache by page sha256 and engine identity: no page "
+        "is read twice", metavar="DIR", shapes_output=False, aliases=("--cache",),
+    )  # fmt: skip
+    max_table_cells: int = setting(
+        10_000, "a crawled table's grid cells after its spans, at most: a bigger table skips "
+        "its page", minimum=1, metavar="N",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cache_dir", Path(self.cache_dir))  # a flag or YAML gives a str
+        check_settings(self, "multi.ocr")
 
 
 @dataclass(frozen=True)

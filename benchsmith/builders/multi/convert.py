@@ -27,10 +27,10 @@ import base64
 import functools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.multi.config import OcrSettings
 from benchsmith.builders.multi.scan_quality import scan_quality
 from benchsmith.core.atomic import atomic_directory, atomic_write_json
 from benchsmith.core.errors import BenchsmithError
@@ -63,15 +63,6 @@ def engine(name: str):
     from benchsmith.images.ocr_engines import ocr_backend
 
     return ocr_backend(name)
-
-
-@dataclass(frozen=True)
-class OcrSettings:
-    backend: str = "rapidocr"
-    workers: int = 1
-    executor: str = "local"  # or "ray": where pages are read, never what is read
-    cache_dir: Path = Path(".benchsmith/ocr-cache")
-    max_table_cells: int = 10_000  # a crawled table's grid cells after its spans, at most
 
 
 def with_mask(stem: str, question_type: str, has_options: bool) -> str:

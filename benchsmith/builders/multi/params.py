@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.multi.config import APPLY_TO, ELITE_MODES, H_FORMS
+from benchsmith.builders.multi.config import APPLY_TO, ELITE_MODES, H_FORMS, OcrSettings
 from benchsmith.core.schema import Block, ListOf, Value
+from benchsmith.core.settings import settings_block
 
 
 def params_fields() -> dict[str, Any]:
-    from benchsmith.core.executor import EXECUTORS
-    from benchsmith.images.ocr_engines import BACKENDS
 
     return {
         "seed": Value("int", minimum=0, nullable=True),
-        "ocr": Block(
-            {
-                "backend": Value("str", choices=tuple(BACKENDS)),
-                "workers": Value("int", minimum=1),
-                "executor": Value("str", choices=EXECUTORS),
-                "cache_dir": Value("path"),
-                "max_table_cells": Value("int", minimum=1),
-            }
-        ),
+        "ocr": settings_block(OcrSettings),  # declared once, on the dataclass
         "cleaning": Block(
             {
                 "apply_to": Value("str", choices=APPLY_TO),
