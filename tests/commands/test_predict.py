@@ -234,12 +234,15 @@ def test_two_runs_into_one_file_never_both_append(dataset, tmp_path):
     """A second predict into the file a first one is writing refuses at once (a lock next to
     the file); the first finishes with every sample exactly once."""
     out = tmp_path / "preds.jsonl"
-    slow = lambda body: Reply(f"answer {sample_of(body)}", delay_s=0.3)  # noqa: E731
+    slow = lambda body: Reply(f"answer {sample_of(body)}", delay_s=1.0)  # noqa: E731
     with ChatServer(reply=slow) as server:
         first = threading.Thread(target=run, args=(dataset, server, out))
         first.start()
-        while not (tmp_path / ".preds.jsonl.lock").exists():
+        # the first run holds the lock once it asks the server (the lock file alone appears a
+        # moment before the lock is taken: waiting for it let the second run win the race)
+        while not server.requests:
             time.sleep(0.01)
+        assert (tmp_path / ".preds.jsonl.lock").exists()
         with pytest.raises(BenchsmithError, match="another benchsmith run is writing"):
             run(dataset, server, out)
         first.join()
