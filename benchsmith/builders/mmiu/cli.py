@@ -16,6 +16,7 @@ from benchsmith.core.executor import ExecutorConfig, add_executor_arguments
 from benchsmith.core.metrics import add_metrics_option, write_metrics
 from benchsmith.core.params import add_params_option, load_params, profile_of, section
 from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.core.settings import declared
 from benchsmith.family.base import PublishRequest, Step, StepSettings
 from benchsmith.hf.roots import add_roots_argument, parse_root_flags
 
@@ -25,7 +26,6 @@ DEFAULT_SOURCES = {
     "coco": Path("data/sources/coco"),
 }
 ROOT_NAMES = ("scannet", "coco", "release")
-DEFAULT_PAIRS_CACHE = Path(".benchsmith/scannet-pairs")
 
 
 def add_roots_option(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +90,7 @@ def run_plan(args: argparse.Namespace, survey: ScenePlanSettings) -> int:
         Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
     )
     executor = ExecutorConfig(survey.executor, survey.workers)
-    cache = Path(survey.cache_dir or DEFAULT_PAIRS_CACHE)
+    cache = Path(survey.cache_dir or declared(ScenePlanSettings)["cache_dir"][0].default)
     summary = build_mmiu(config, sources, args.out, executor, cache)
     log(f"mmiu plan: {sum(summary.counts.values())} items in {len(summary.counts)} tasks "
         f"-> {args.out}")  # fmt: skip
@@ -114,7 +114,7 @@ def run_check(args: argparse.Namespace, gate: ShortcutGate) -> int:
     if gate.text_only_model:
         from benchsmith.core.llm import LLMClient, LLMConfig
 
-        cache = Path(gate.cache_dir or ".benchsmith/llm-cache")
+        cache = Path(gate.cache_dir or declared(ShortcutGate)["cache_dir"][0].default)
         client = LLMClient(LLMConfig(model=gate.text_only_model, base_url=gate.base_url,
                                      cache_dir=cache, max_tokens=16))  # fmt: skip
     out = args.out or args.plan_dir.parent / "shortcuts.json"
