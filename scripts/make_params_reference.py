@@ -19,7 +19,7 @@ BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end sett
 
 
 def declared_blocks() -> dict[str, type]:
-    """Every settings block a family's step declares: ``{"mmneedle.render": RenderConfig}``."""
+    """Every settings block a family's step or publish declares: ``{"mmneedle.render": RenderConfig}``."""
     from benchsmith.builders import FAMILIES
 
     found: dict[str, type] = {}
@@ -27,6 +27,7 @@ def declared_blocks() -> dict[str, type]:
         for step in family.steps:
             if step.settings is not None:
                 found[".".join(step.settings.block)] = step.settings.type
+        found[f"{family.name}.publish"] = family.publish_settings
     return found
 
 

@@ -6,7 +6,12 @@ import argparse
 import functools
 
 from benchsmith.commands import family_subparsers
-from benchsmith.commands.setting_flags import add_setting_flags, settings_of
+from benchsmith.commands.setting_flags import (
+    add_input_flags,
+    add_setting_flags,
+    inputs_of,
+    settings_of,
+)
 from benchsmith.family.base import PublishRequest, ScoreRunsRequest, Step
 
 
@@ -25,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         steps = family_parser.add_subparsers(dest="step", metavar="STEP", required=True)
         for step in family.steps:
             step_parser = steps.add_parser(step.name, help=step.help, description=step.description)
-            step.add_arguments(step_parser)
+            add_input_flags(step_parser, step.inputs)
             if step.settings is not None:
                 add_setting_flags(step_parser, step.settings)
             step_parser.set_defaults(handler=functools.partial(run_step, step))
@@ -35,10 +40,11 @@ def run_step(step: Step, args: argparse.Namespace) -> int:
     """Run a step. A step that makes a published folder returns a request the one publisher
     writes here; a step that needs runs scored gets them scored here by its family's scorer:
     no family calls the publisher or the scoring package itself."""
+    inputs = inputs_of(args, step.inputs)
     if step.settings is not None:
-        result = step.run(args, settings_of(args, step.settings))
+        result = step.run(inputs, settings_of(args, step.settings))
     else:
-        result = step.run(args)
+        result = step.run(inputs)
     if isinstance(result, PublishRequest):
         from benchsmith.publish.publisher import publish
 

@@ -12,7 +12,8 @@ import textwrap
 from pathlib import Path
 
 from benchsmith.commands._common import COLUMN_ROLES, column_roles
-from benchsmith.core.metrics import add_metrics_option, write_metrics
+from benchsmith.commands.common_flags import add_metrics_option
+from benchsmith.core.metrics import write_metrics
 from benchsmith.core.params import load_params
 from benchsmith.curate.config import LLM_FLAGS, flag_dest
 from benchsmith.stages import STAGES
@@ -184,7 +185,7 @@ def _curate_one(
     from benchsmith.hf.dataset_view import DatasetView
     from benchsmith.publish.publisher import DEFAULT_MAX_SHARD_MB, publish
 
-    config = config_from_params(section).with_args(args)
+    config = config_from_params(section).with_flags(vars(args))
     view = DatasetView(dataset, config_name, split, column_roles(args, dataset))
     result = run_curation(view, config)
     undecided = result.undecided_counts()

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.schema import Block, BlockOf, Value, check_document
+from benchsmith.core.settings import settings_block
 
 ANY_MAPPING = BlockOf(Value("any"))  # a block this command does not read: its name is checked
-PUBLISH = Block({"out": Value("path"), "max_shard_mb": Value("float", minimum=0.001)})
 
 
 def blocks_read(args: argparse.Namespace) -> tuple[str, ...]:
@@ -60,7 +60,7 @@ def params_schema(scope: tuple[str, ...] = ()) -> Block:
     for name in FAMILIES.names():
         if name in scope:
             family = FAMILIES.get(name)
-            publish = Block({**PUBLISH.fields, **family.publish_fields()})
+            publish = settings_block(family.publish_settings)
             fields[name] = Block({**family.params_fields(), "publish": publish})
         else:
             fields[name] = ANY_MAPPING

@@ -8,11 +8,18 @@ schema, the card from the family's template).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from benchsmith.builders import FAMILIES
 from benchsmith.commands import family_subparsers
-from benchsmith.core.params import add_params_option, load_params, section
+from benchsmith.commands.setting_flags import (
+    add_input_flags,
+    add_setting_flags,
+    inputs_of,
+    settings_of,
+)
+from benchsmith.core.params import load_params
+from benchsmith.family.base import StepSettings
+from benchsmith.family.publish_settings import PublishRun
 
 
 def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
@@ -31,38 +38,19 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
             help=f"publish {family.title}",
             description=f"Publish {family.title} ({family.summary}).",
         )
-        family.add_publish_arguments(p)
-        p.add_argument(
-            "--version",
-            dest="dataset_version",
-            metavar="X.Y.Z",
-            help="dataset version (default: params version)",
-        )
-        p.add_argument(
-            "--max-shard-mb",
-            type=float,
-            metavar="MiB",
-            help=f"shard size limit in MiB of arrow data (default: {family.name}.publish."
-            "max_shard_mb, 256)",
-        )
-        add_params_option(p)
-        p.add_argument(
-            "--out",
-            type=Path,
-            metavar="DIR",
-            help=f"dataset folder (default: {family.name}.publish.out, published/{family.name})",
-        )
+        add_input_flags(p, family.publish_inputs)
+        add_input_flags(p, PublishRun)
+        add_setting_flags(p, StepSettings(family.publish_settings, (family.name, "publish")))
         p.set_defaults(handler=run_publish)
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    from benchsmith.publish.publisher import DEFAULT_MAX_SHARD_MB, publish
+    from benchsmith.publish.publisher import publish
 
     family = FAMILIES.get(args.family)
-    params = load_params(args.params)
-    knobs = section(params, family.name, "publish")
-    out = args.out or family.default_out(params)
-    version = args.dataset_version or str(params.get("version", "0.0.0"))
-    max_mb = args.max_shard_mb or float(knobs.get("max_shard_mb", DEFAULT_MAX_SHARD_MB))
-    publish(family.publication(args), out, version, max_mb)
+    run = inputs_of(args, PublishRun)
+    settings = settings_of(args, StepSettings(family.publish_settings, (family.name, "publish")))
+    version = run.dataset_version or str(load_params(run.params).get("version", "0.0.0"))
+    publication = family.publication(inputs_of(args, family.publish_inputs), settings)
+    publish(publication, family.out_of(settings), version, settings.max_shard_mb)
     return 0

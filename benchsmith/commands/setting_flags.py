@@ -1,4 +1,5 @@
-"""CLI flags read from settings declarations (:mod:`benchsmith.core.settings`).
+"""CLI flags read from declarations: settings (:mod:`benchsmith.core.settings`) and command
+inputs (:mod:`benchsmith.core.command_inputs`).
 
 A declared field ``jpeg_quality`` of the step's settings becomes ``--jpeg-quality``, typed by
 the field, limited to its choices, with its help sentence and where its default comes from.
@@ -9,10 +10,13 @@ so neither the flag nor its default is written a second time in a family's code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
+from benchsmith.core.command_inputs import declared_inputs
 from benchsmith.core.params import load_params, section
 from benchsmith.core.settings import declared, settings_from
 from benchsmith.family.base import StepSettings
@@ -25,7 +29,7 @@ def _flag_type(hint: Any) -> tuple[Any, str | None]:
         base = next(a for a in typing.get_args(hint) if a is not type(None))
     if typing.get_origin(base) is tuple:
         base, nargs = typing.get_args(base)[0], "+"
-    return (base if base in (int, float, str) else str), nargs
+    return (base if base in (int, float, str, Path) else str), nargs
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -> None:
@@ -59,3 +63,44 @@ def settings_of(args: argparse.Namespace, settings: StepSettings) -> Any:
     block = section(params, *settings.block)
     overrides = {name: getattr(args, name, None) for name in declared(settings.type)}
     return settings_from(settings.type, block, overrides)
+
+
+def add_input_flags(parser: argparse.ArgumentParser, inputs: type) -> None:
+    """The arguments of a step's inputs dataclass, in declaration order."""
+    hints = typing.get_type_hints(inputs)
+    for name, (field, info) in declared_inputs(inputs).items():
+        kind, nargs = _flag_type(hints[name])
+        options: dict[str, Any] = {"help": info.help}
+        if info.choices:
+            options["choices"] = info.choices
+        if info.metavar:
+            options["metavar"] = info.metavar
+        if hints[name] is bool:
+            parser.add_argument(info.flag or "--" + name.replace("_", "-"), dest=name,
+                                action="store_true", **options)  # fmt: skip
+            continue
+        if info.repeat:
+            options.update(action="append", default=[])
+        else:
+            if nargs:
+                options["nargs"] = nargs
+            if field.default is not dataclasses.MISSING:
+                options["default"] = field.default
+        if info.positional:
+            if info.optional:
+                options.update(nargs="?", default=field.default)
+            parser.add_argument(name, type=kind, **options)
+            continue
+        if info.required:
+            options["required"] = True
+        parser.add_argument(info.flag or "--" + name.replace("_", "-"), dest=name, type=kind,
+                            **options)  # fmt: skip
+
+
+def inputs_of(args: argparse.Namespace, inputs: type) -> Any:
+    """The step's inputs object from the parsed flags (lists become tuples: it is frozen)."""
+    values = {}
+    for name in declared_inputs(inputs):
+        value = getattr(args, name)
+        values[name] = tuple(value) if isinstance(value, list) else value
+    return inputs(**values)

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from benchsmith.core.params import add_params_option, load_params
+from benchsmith.commands.common_flags import add_params_option
+from benchsmith.core.params import load_params
 from benchsmith.core.progress import log
 from benchsmith.sources import SOURCES
 from benchsmith.sources.base import VERBS, option_values
@@ -84,16 +85,16 @@ def run_source(args: argparse.Namespace) -> int:
     verb = args.source_verb
     if verb == "sample":
         out = source.sample(
-            args.out, seed=args.seed, **option_values(source.sample_options, args, {})
+            args.out, seed=args.seed, **option_values(source.sample_options, vars(args), {})
         )
     elif verb == "fetch":
-        out = source.fetch(args.out, **option_values(source.fetch_options, args, {}))
+        out = source.fetch(args.out, **option_values(source.fetch_options, vars(args), {}))
     elif verb == "link":
         out = source.link(args.src, args.out)
     elif verb == "unpin":
         return _unpin(args)
     elif verb == "check":
-        summary = source.check(args.root, **option_values(source.check_options, args, {}))
+        summary = source.check(args.root, **option_values(source.check_options, vars(args), {}))
         json.dump(summary, sys.stdout, indent=2, sort_keys=True)
         print()
         return 0

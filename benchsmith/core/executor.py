@@ -20,7 +20,6 @@ exactly as with ``local``. Ray is an optional dependency (``pip install 'benchsm
 
 from __future__ import annotations
 
-import argparse
 import logging
 import multiprocessing
 import os
@@ -307,35 +306,3 @@ def open_executor(config: ExecutorConfig, preload: Sequence[str] = ()) -> Execut
     if config.kind == "ray":
         return RayExecutor(config.workers, config.address, config.max_retries)
     return LocalExecutor(config.workers, preload)
-
-
-def add_executor_arguments(
-    parser: argparse.ArgumentParser, work: str, params_key: str, default_workers: int = 1
-) -> None:
-    """``--executor`` and ``--workers`` for a step whose ``work`` runs on an executor; both
-    default to ``<params_key>.executor`` / ``.workers`` in ``params.yaml``."""
-    parser.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        help=f"where {work}: local worker processes, or a Ray cluster ($RAY_ADDRESS, else a "
-        f"Ray started here); the output bytes are the same (default: {params_key}.executor, "
-        "else local)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help=f"worker processes, or Ray tasks at once; 0: every core (default: "
-        f"{params_key}.workers, else {default_workers})",
-    )
-
-
-def executor_config(
-    args: argparse.Namespace, knobs: dict[str, Any], default_workers: int = 1
-) -> ExecutorConfig:
-    """The executor a step runs on: its flags, else its ``params.yaml`` block ``knobs``."""
-    workers = args.workers if args.workers is not None else knobs.get("workers")
-    return ExecutorConfig(
-        kind=args.executor or str(knobs.get("executor") or "local"),
-        workers=int(default_workers if workers is None else workers),
-    )

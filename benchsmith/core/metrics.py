@@ -9,21 +9,11 @@ metrics are compared across git revisions).
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from benchsmith.core.atomic import atomic_write_json
-
-
-def add_metrics_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--metrics",
-        type=Path,
-        metavar="FILE",
-        help=f"also write the {what} counts as a DVC metrics file (JSON of numbers)",
-    )
 
 
 def only_numbers(data: Mapping[str, Any], where: str = "metrics") -> dict[str, Any]:

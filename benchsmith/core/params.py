@@ -56,11 +56,3 @@ def section(params: dict[str, Any], *keys: str) -> dict[str, Any]:
     for key in keys:
         node = node.get(key, {}) if isinstance(node, dict) else {}
     return node if isinstance(node, dict) else {}
-
-
-PARAMS_HELP = "params file (default: ./params.yaml if present)"
-
-
-def add_params_option(parser: Any, help_text: str = PARAMS_HELP) -> None:
-    """``--params FILE`` on an argparse parser: every step reads its defaults from it."""
-    parser.add_argument("--params", type=Path, metavar="FILE", help=help_text)

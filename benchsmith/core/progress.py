@@ -70,16 +70,6 @@ def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def add_json_option(parser: Any, what: str) -> None:
-    """``--json``: also print a step's summary as JSON on stdout (logs stay on stderr), so
-    ``dvc repro`` output stays short and a script can still read the numbers."""
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help=f"also print the {what} as JSON on stdout (the output files have it either way)",
-    )
-
-
 def print_json(data: Any, asked: bool, **dump_options: Any) -> None:
     """Print ``data`` as indented JSON on stdout when ``--json`` was given."""
     if asked:

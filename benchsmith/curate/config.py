@@ -10,8 +10,8 @@ settings. Paths (judge files, corpus, verdicts) are hashed by content separately
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,13 +79,14 @@ class CurateConfig:
         data["llm"] = llm
         return data
 
-    def with_args(self, args: argparse.Namespace) -> CurateConfig:
-        """The command-line flags of every stage (and of the LLM client) applied on top."""
-        stages = {s.name: s.override(self.stages[s.name], args) for s in STAGES}
+    def with_flags(self, flags: Mapping[str, Any]) -> CurateConfig:
+        """The command-line flags of every stage (and of the LLM client) applied on top
+        (``flags``: the parsed command line by destination, ``vars(args)``)."""
+        stages = {s.name: s.override(self.stages[s.name], flags) for s in STAGES}
         given = {
-            name: getattr(args, flag_dest(flag))
+            name: flags[flag_dest(flag)]
             for flag, name, _, _ in LLM_FLAGS
-            if getattr(args, flag_dest(flag), None) is not None
+            if flags.get(flag_dest(flag)) is not None
         }
         llm = dataclasses.replace(self.llm, **given) if given else self.llm
         return CurateConfig(stages, llm)

@@ -5,7 +5,9 @@ object in it, listed once in :data:`benchsmith.builders.FAMILIES`. The shared la
 family only through that object:
 
 - the CLI builds ``benchsmith build FAMILY STEP`` from :attr:`Family.steps` and
-  ``benchsmith publish FAMILY`` from :meth:`Family.add_publish_arguments`;
+  ``benchsmith publish FAMILY`` from :attr:`Family.publish_inputs` and
+  :attr:`Family.publish_settings`: dataclasses whose declared fields are the flags, so a
+  family gets filled-in objects, never an ``argparse.Namespace``;
 - the one publisher (:func:`benchsmith.publish.publisher.publish`) writes what
   :meth:`Family.publication` describes: the configs and splits (features + a batch iterator),
   the family's part of ``build_info.json`` and its card;
@@ -20,7 +22,6 @@ Curated datasets are published and audited through the same :class:`Publication`
 
 from __future__ import annotations
 
-import argparse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from benchsmith.family.audit_report import AuditReport
+from benchsmith.family.publish_settings import PublishSettings
 
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
@@ -52,13 +54,15 @@ class StepSettings:
 
 @dataclass(frozen=True)
 class Step:
-    """One build step, ``benchsmith build FAMILY STEP``: its help, its flags and what it runs.
-    A step with ``settings`` is called as ``run(args, settings)``."""
+    """One build step, ``benchsmith build FAMILY STEP``: its help, what it reads and what it
+    runs. ``inputs`` is a dataclass declared with :mod:`benchsmith.core.command_inputs` (its
+    paths, ``--json``, ``--params``...); the CLI makes its flags and calls ``run(inputs)``, or
+    ``run(inputs, settings)`` for a step with ``settings``."""
 
     name: str
     help: str
     description: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
+    inputs: type
     # an exit status; a folder to publish (the CLI hands it to the one publisher); or runs to
     # score with the family's scorer before the step goes on
     run: Callable[..., int | PublishRequest | ScoreRunsRequest]
@@ -315,14 +319,15 @@ class Family(ABC):
     root_names: ClassVar[tuple[str, ...]] = ()  # what `audit --root NAME=DIR` accepts
     audit_help: ClassVar[str] = ""  # what `audit` re-derives, and what --id names
 
-    @abstractmethod
-    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Flags of ``benchsmith publish FAMILY`` (inputs; --out, --version and the shard size
-        are added by the CLI)."""
+    # what `benchsmith publish FAMILY` reads: a dataclass of inputs (the built folders; see
+    # benchsmith.core.command_inputs) and the settings of its `publish:` block (out, shard size)
+    publish_inputs: ClassVar[type]
+    publish_settings: ClassVar[type] = PublishSettings
 
     @abstractmethod
-    def publication(self, args: argparse.Namespace) -> Publication:
-        """Read the built inputs named by the parsed publish flags."""
+    def publication(self, inputs: Any, settings: PublishSettings) -> Publication:
+        """Read the built inputs named by ``inputs`` (a :attr:`publish_inputs`), publishing
+        with ``settings`` (a :attr:`publish_settings`: ``<family>.publish`` and its flags)."""
 
     @abstractmethod
     def auditor(
@@ -377,13 +382,16 @@ class Family(ABC):
         :mod:`benchsmith.core.schema`), less ``publish:``, which every family shares."""
         return {}
 
-    def publish_fields(self) -> dict[str, Any]:
-        """Keys this family adds to the ``publish:`` block every family shares (``out``,
-        ``max_shard_mb``)."""
-        return {}
-
     def default_out(self, params: dict[str, Any]) -> Path:
         """Where ``publish`` writes by default: ``<family>.publish.out`` or ``published/<family>``."""
-        section = params.get(self.name) if isinstance(params.get(self.name), dict) else {}
-        publish = section.get("publish") if isinstance(section.get("publish"), dict) else {}
-        return Path(publish.get("out") or f"published/{self.name}")
+        from benchsmith.core.params import section
+        from benchsmith.core.settings import settings_from
+
+        return self.out_of(
+            settings_from(self.publish_settings, section(params, self.name, "publish"))
+        )
+
+    def out_of(self, settings: PublishSettings) -> Path:
+        """Where ``publish`` writes with ``settings`` (``--out`` or ``<family>.publish.out``,
+        else ``published/<family>``)."""
+        return Path(settings.out or f"published/{self.name}")

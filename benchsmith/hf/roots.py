@@ -80,17 +80,6 @@ def require_roots(
     )
 
 
-def add_roots_argument(parser: Any, names: tuple[str, ...], moved_since: str = "the build") -> None:
-    """``--root NAME=DIR`` (repeatable): a source folder that moved since ``moved_since``."""
-    parser.add_argument(
-        "--root",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help=f"a source folder that moved since {moved_since}; NAME is one of {', '.join(names)}",
-    )
-
-
 def parse_root_flags(values: list[str], names: tuple[str, ...], owner: str = "") -> dict[str, str]:
     """``--root NAME=DIR`` values as ``{NAME: DIR}``; a malformed one or an unknown NAME is an
     error listing the names ``owner`` (a family) accepts."""

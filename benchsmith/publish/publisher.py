@@ -31,12 +31,12 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.core.records import code_revision
 from benchsmith.family.base import Publication
+from benchsmith.family.publish_settings import DEFAULT_MAX_SHARD_MB
 from benchsmith.hf.layout import SplitWritten, configs_info, write_split
 from benchsmith.hf.roots import portable_roots
 from benchsmith.publish.folder_texts import folder_texts, in_published_order
 from benchsmith.publish.row_builds import KEY, count_builds
 
-DEFAULT_MAX_SHARD_MB = 256.0
 BUILD_INFO = "build_info.json"
 
 

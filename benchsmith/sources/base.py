@@ -17,7 +17,6 @@ flags and the ``sources.<name>.<profile>`` block of ``params.yaml``. The registr
 
 from __future__ import annotations
 
-import argparse
 from abc import ABC
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,7 +43,8 @@ class Option:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
+    def add_to(self, parser: Any) -> None:
+        """Its flag on an argparse parser (the command layer's: this module imports no argparse)."""
         if self.type is bool:
             parser.add_argument(self.flag, dest=self.name, action="store_true", help=self.help)
             return
@@ -79,9 +79,11 @@ class Option:
 
 
 def option_values(
-    options: tuple[Option, ...], args: argparse.Namespace | None, configured: Mapping[str, Any]
+    options: tuple[Option, ...], given: Mapping[str, Any] | None, configured: Mapping[str, Any]
 ) -> dict[str, Any]:
-    return {o.name: o.value(getattr(args, o.name, None), configured) for o in options}
+    """Each option's value: ``given`` (the flags the command line gave, by name), else
+    ``configured`` (``params.yaml``), else its default."""
+    return {o.name: o.value((given or {}).get(o.name), configured) for o in options}
 
 
 class Source(ABC):

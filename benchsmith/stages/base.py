@@ -22,7 +22,6 @@ executor in :mod:`benchsmith.curate.executor` knows no stage by name.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -129,9 +128,10 @@ class Flag:
             help=self.help,
         )
 
-    def value(self, args: argparse.Namespace) -> Any:
-        """The override this flag asks for, or None when it was not given."""
-        given = getattr(args, self.dest, None)
+    def value(self, flags: Mapping[str, Any]) -> Any:
+        """The override this flag asks for, or None when it was not given (``flags``: the
+        parsed command line by destination, ``vars(args)``)."""
+        given = flags.get(self.dest)
         if self.kind == "off":
             return False if given else None
         if self.kind == "list" and given is not None:
@@ -173,9 +173,9 @@ class Stage(ABC):
                 nodes[flag.field] = ListOf(value, scalar_ok=True) if flag.kind == "list" else value
         return nodes
 
-    def override(self, settings: Any, args: argparse.Namespace) -> Any:
+    def override(self, settings: Any, flags: Mapping[str, Any]) -> Any:
         """Settings with the fields its flags were given on the command line replaced."""
-        given = {f.field: v for f in self.flags if (v := f.value(args)) is not None}
+        given = {f.field: v for f in self.flags if (v := f.value(flags)) is not None}
         return dataclasses.replace(settings, **given) if given else settings
 
     @abstractmethod

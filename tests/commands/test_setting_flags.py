@@ -129,3 +129,48 @@ def test_a_list_setting_takes_several_values_each_held_to_the_choices(tmp_path, 
     code = main(["build", "mmiu", "check", str(tmp_path), "--params", str(params)])
     err = capsys.readouterr().err
     assert code == 2 and "mmiu.shortcuts.allow" in err and "jigsaw_puzzle_solving" in err
+
+
+@pytest.mark.parametrize("family", FAMILIES.names())
+def test_publish_settings_are_declared_once_and_the_family_gets_objects(family, tmp_path):
+    """``<family>.publish``: the schema, the shipped params, the flags and the object the
+    family's ``publication`` receives all come from ``Family.publish_settings``; its inputs
+    (the built folders) from ``Family.publish_inputs``."""
+    from benchsmith.commands.setting_flags import inputs_of
+    from benchsmith.core.settings import settings_from
+    from benchsmith.family.publish_settings import PublishSettings
+
+    kind = FAMILIES.get(family)
+    assert issubclass(kind.publish_settings, PublishSettings)
+    node = params_schema(scope=(family,)).fields[family].fields["publish"]
+    assert node == settings_block(kind.publish_settings)
+    shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), family, "publish")
+    made = settings_from(kind.publish_settings, shipped)
+    for name, (field, _) in declared(kind.publish_settings).items():
+        if name == "out":  # the shipped folder is where the default (null) writes
+            assert (
+                kind.out_of(made)
+                == kind.out_of(kind.publish_settings())
+                == Path("published", family)
+            )
+        else:
+            assert getattr(made, name) == field.default, f"{family}.publish.{name}"
+    parser = build_parser(["publish", family, "--help"])
+    for word in ("publish", family):
+        parser = next(a for a in parser._actions
+                      if isinstance(a, argparse._SubParsersAction)).choices[word]  # fmt: skip
+    flags = {o for a in parser._actions for o in a.option_strings}
+    assert {"--out", "--max-shard-mb", "--version", "--params"} <= flags
+    for name in declared(kind.publish_settings):
+        assert "--" + name.replace("_", "-") in flags
+    params = tmp_path / "params.yaml"
+    params.write_text(f"{family}:\n  publish:\n    max_shard_mb: 8\n")
+    positional = [str(tmp_path)] if any(not a.option_strings and a.dest != "help"
+                                        for a in parser._actions) else []  # fmt: skip
+    needed = [x for a in parser._actions if a.required and a.option_strings
+              for x in (a.option_strings[0], str(tmp_path))]  # fmt: skip
+    args = parser.parse_args([*positional, *needed, "--params", str(params), "--out", "x"])
+    given = settings_of(args, StepSettings(kind.publish_settings, (family, "publish")))
+    assert (given.max_shard_mb, kind.out_of(given)) == (8.0, Path("x"))
+    inputs = inputs_of(args, kind.publish_inputs)
+    assert type(inputs) is kind.publish_inputs and not isinstance(inputs, argparse.Namespace)

@@ -7,18 +7,25 @@ sources in ``data/sources/``; the DVC pipeline calls these same commands.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.mmiu.config import ScenePlanSettings, ShortcutGate
-from benchsmith.core.executor import ExecutorConfig, add_executor_arguments
-from benchsmith.core.metrics import add_metrics_option, write_metrics
-from benchsmith.core.params import add_params_option, load_params, profile_of, section
-from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.core.command_inputs import (
+    argument,
+    json_switch,
+    metrics_file,
+    params_file,
+    root_overrides,
+)
+from benchsmith.core.executor import ExecutorConfig
+from benchsmith.core.metrics import write_metrics
+from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.progress import log, print_json
 from benchsmith.core.settings import declared
 from benchsmith.family.base import PublishRequest, Step, StepSettings
-from benchsmith.hf.roots import add_roots_argument, parse_root_flags
+from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/mmiu/plan")
 DEFAULT_SOURCES = {
@@ -28,38 +35,48 @@ DEFAULT_SOURCES = {
 ROOT_NAMES = ("scannet", "coco", "release")
 
 
-def add_roots_option(parser: argparse.ArgumentParser) -> None:
-    add_roots_argument(parser, ROOT_NAMES, "the plan")
+def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
+    return parse_root_flags(list(values), ROOT_NAMES, "mmiu")
 
 
-def parse_roots(values: list[str]) -> dict[str, str]:
-    return parse_root_flags(values, ROOT_NAMES, "mmiu")
+@dataclass(frozen=True)
+class PlanInputs:
+    """What ``build mmiu plan`` reads and writes."""
+
+    json: bool = json_switch("items per task")
+    scannet: Path | None = argument(
+        "ScanNet v2 root holding scans/ and scannetv2-labels.combined.tsv (default: "
+        f"mmiu.sources.scannet, {DEFAULT_SOURCES['scannet']})",
+        metavar="DIR",
+    )
+    coco: Path | None = argument(
+        "COCO root holding annotations/ and val2014/ (default: mmiu.sources.coco, "
+        f"{DEFAULT_SOURCES['coco']})",
+        metavar="DIR",
+    )
+    mode: str | None = argument(
+        "rebuild: our construction from ScanNet and COCO (default, mmiu.mode); ingest: read the "
+        "official MMIU release into the same schema and flag its known faults",
+        choices=("rebuild", "ingest"),
+    )
+    ingest_dir: Path | None = argument(
+        "the unzipped official release: all.parquet and the relationship image folders (ingest "
+        "mode; default: mmiu.sources.ingest_dir)",
+        metavar="DIR",
+    )
+    tasks: tuple[str, ...] | None = argument("tasks to build (default: all)", metavar="TASK")
+    seed: int | None = argument(
+        "build seed (default: mmiu.seed, else the params seed)", metavar="S"
+    )
+    params: Path | None = params_file()
+    out: Path = argument(
+        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
+        default=DEFAULT_PLAN,
+        metavar="DIR",
+    )
 
 
-def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
-    add_json_option(plan, "items per task")
-    plan.add_argument("--scannet", type=Path, metavar="DIR",
-                      help="ScanNet v2 root holding scans/ and scannetv2-labels.combined.tsv "
-                      f"(default: mmiu.sources.scannet, {DEFAULT_SOURCES['scannet']})")  # fmt: skip
-    plan.add_argument("--coco", type=Path, metavar="DIR",
-                      help="COCO root holding annotations/ and val2014/ (default: "
-                      f"mmiu.sources.coco, {DEFAULT_SOURCES['coco']})")  # fmt: skip
-    plan.add_argument("--mode", choices=("rebuild", "ingest"),
-                      help="rebuild: our construction from ScanNet and COCO (default, "
-                      "mmiu.mode); ingest: read the official MMIU release into the same schema "
-                      "and flag its known faults")  # fmt: skip
-    plan.add_argument("--ingest-dir", type=Path, metavar="DIR",
-                      help="the unzipped official release: all.parquet and the relationship "
-                      "image folders (ingest mode; default: mmiu.sources.ingest_dir)")  # fmt: skip
-    plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
-    plan.add_argument("--seed", type=int, metavar="S",
-                      help="build seed (default: mmiu.seed, else the params seed)")  # fmt: skip
-    add_params_option(plan)
-    plan.add_argument("--out", type=Path, default=DEFAULT_PLAN, metavar="DIR",
-                      help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})")  # fmt: skip
-
-
-def mmiu_config(params: dict[str, Any], args: argparse.Namespace):
+def mmiu_config(params: dict[str, Any], args: PlanInputs):
     from benchsmith.builders.mmiu.config import MmiuConfig
 
     settings = section(params, "mmiu")
@@ -75,7 +92,7 @@ def mmiu_config(params: dict[str, Any], args: argparse.Namespace):
     )
 
 
-def run_plan(args: argparse.Namespace, survey: ScenePlanSettings) -> int:
+def run_plan(args: PlanInputs, survey: ScenePlanSettings) -> int:
     from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 
     params = load_params(args.params)
@@ -98,16 +115,20 @@ def run_plan(args: argparse.Namespace, survey: ScenePlanSettings) -> int:
     return 0
 
 
-def add_check_arguments(check: argparse.ArgumentParser) -> None:
-    add_json_option(check, "shortcut verdicts")
-    check.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
-    check.add_argument("--out", type=Path, metavar="FILE",
-                       help="report path (default: shortcuts.json next to PLAN_DIR)")  # fmt: skip
-    add_metrics_option(check, "shortcut summary")
-    add_params_option(check)
+@dataclass(frozen=True)
+class CheckInputs:
+    """What ``build mmiu check`` reads and writes."""
+
+    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    json: bool = json_switch("shortcut verdicts")
+    out: Path | None = argument(
+        "report path (default: shortcuts.json next to PLAN_DIR)", metavar="FILE"
+    )
+    metrics: Path | None = metrics_file("shortcut summary")
+    params: Path | None = params_file()
 
 
-def run_check(args: argparse.Namespace, gate: ShortcutGate) -> int:
+def run_check(args: CheckInputs, gate: ShortcutGate) -> int:
     from benchsmith.builders.mmiu.shortcuts import check_plan
 
     client = None
@@ -138,35 +159,43 @@ def run_check(args: argparse.Namespace, gate: ShortcutGate) -> int:
     return 0
 
 
-def add_rehydrate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", type=Path, metavar="DATASET",
-                        help="a published MMIU folder whose ScanNet images are references")  # fmt: skip
-    parser.add_argument("--scannet", type=Path, metavar="DIR",
-                        help="your ScanNet v2 root (holding scans/), for a rebuilt dataset")  # fmt: skip
-    parser.add_argument("--release", type=Path, metavar="DIR",
-                        help="your copy of the official release, for an ingested dataset")  # fmt: skip
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="the new folder, every image embedded (not for sharing)")  # fmt: skip
-    parser.add_argument("--max-shard-mb", type=float, default=256.0, metavar="MiB",
-                        help="shard size limit (default 256)")  # fmt: skip
+@dataclass(frozen=True)
+class RehydrateInputs:
+    """What ``build mmiu rehydrate`` reads and writes."""
+
+    dataset: Path = argument(
+        "a published MMIU folder whose ScanNet images are references",
+        positional=True,
+        metavar="DATASET",
+    )
+    out: Path = argument(
+        "the new folder, every image embedded (not for sharing)", required=True, metavar="DIR"
+    )
+    scannet: Path | None = argument(
+        "your ScanNet v2 root (holding scans/), for a rebuilt dataset", metavar="DIR"
+    )
+    release: Path | None = argument(
+        "your copy of the official release, for an ingested dataset", metavar="DIR"
+    )
+    max_shard_mb: float = argument("shard size limit (default 256)", default=256.0, metavar="MiB")
 
 
-def run_rehydrate(args: argparse.Namespace) -> PublishRequest:
+def run_rehydrate(args: RehydrateInputs) -> PublishRequest:
     from benchsmith.builders.mmiu.rehydrate import rehydrate
 
     return rehydrate(args.dataset, args.scannet, args.out, args.max_shard_mb, release=args.release)
 
 
-def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
-    publish.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
-    publish.add_argument("--shortcuts", type=Path, metavar="FILE",
-                         help="report of `build mmiu check` (default: shortcuts.json next to "
-                         "PLAN_DIR)")  # fmt: skip
-    publish.add_argument("--scannet-images", choices=("reference", "embed"),
-                         help="reference: ScanNet images as scene/frame/sha256 (shareable; "
-                         "the default, mmiu.publish.scannet_images); embed: bytes (private use)")  # fmt: skip
-    add_executor_arguments(publish, "images are rendered (a few rows per task)", "mmiu.publish")
-    add_roots_option(publish)
+@dataclass(frozen=True)
+class PublishInputs:
+    """What ``publish mmiu`` reads: the plan and its shortcut report (the rest is
+    ``mmiu.publish``: :class:`benchsmith.builders.mmiu.config.MmiuPublishSettings`)."""
+
+    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    shortcuts: Path | None = argument(
+        "report of `build mmiu check` (default: shortcuts.json next to PLAN_DIR)", metavar="FILE"
+    )
+    root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the plan")
 
 
 STEPS = (
@@ -178,7 +207,7 @@ STEPS = (
         "transform). Frame choice, option style and sizes come from mmiu: in params.yaml. "
         "Images are references re-rendered at publish. Deterministic: same sources and params, "
         "same bytes.",
-        add_plan_arguments,
+        PlanInputs,
         run_plan,
         settings=StepSettings(ScenePlanSettings, ("mmiu", "plan")),
     ),
@@ -194,7 +223,7 @@ STEPS = (
         "chance by more than mmiu.shortcuts.max_gain at the set confidence (for the config's "
         "rules together), unless mmiu.shortcuts.allow lists it. Writes shortcuts.json next to "
         "the plan (or --out); publish refuses a plan without a passing report.",
-        add_check_arguments,
+        CheckInputs,
         run_check,
         settings=StepSettings(ShortcutGate, ("mmiu", "shortcuts")),
     ),
@@ -205,7 +234,7 @@ STEPS = (
         "sha256), render each from your ScanNet .sens streams, check its sha256, and write a "
         "complete copy to --out (every image embedded; keep it private: ScanNet's terms forbid "
         "redistribution). A missing scene or a mismatching frame is an error naming it.",
-        add_rehydrate_arguments,
+        RehydrateInputs,
         run_rehydrate,
     ),
 )

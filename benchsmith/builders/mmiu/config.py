@@ -15,6 +15,7 @@ from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
 from benchsmith.core.schema import declared_floats
 from benchsmith.core.settings import check_settings, setting, settings_from
+from benchsmith.family.publish_settings import PublishSettings
 
 SCANNET_TASKS = (
     "3d_pose_estimation",
@@ -132,6 +133,20 @@ class ScenePlanSettings:
 
     def __post_init__(self) -> None:
         check_settings(self, "mmiu.plan")
+
+
+@dataclass(frozen=True)
+class MmiuPublishSettings(PublishSettings):
+    """How ``publish mmiu`` writes (``mmiu.publish``): the shared ``out`` and shard size, how
+    ScanNet images are published, and where the images are rendered (the same bytes on any
+    executor)."""
+
+    scannet_images: str = setting(
+        "reference", "reference: ScanNet images as scene/frame/sha256 (shareable); embed: bytes "
+        "(private use)", choices=SCANNET_IMAGES,
+    )  # fmt: skip
+    executor: str = executor_setting("images are rendered (a few rows per task)")
+    workers: int = workers_setting(2, every_core=True)
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.mmiu import cli
+from benchsmith.builders.mmiu.config import MmiuPublishSettings
 from benchsmith.family.base import Family, Publication, RowAuditor
 
 
@@ -30,24 +30,16 @@ class MmiuFamily(Family):
 
         return params_fields()
 
-    def publish_fields(self) -> dict[str, Any]:
-        from benchsmith.builders.mmiu.params import publish_fields
+    publish_inputs = cli.PublishInputs
+    publish_settings = MmiuPublishSettings
 
-        return publish_fields()
-
-    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
-        cli.add_publish_arguments(parser)
-
-    def publication(self, args: argparse.Namespace) -> Publication:
+    def publication(self, args: cli.PublishInputs, settings: MmiuPublishSettings) -> Publication:
         from benchsmith.builders.mmiu.publication import MmiuPublication
-        from benchsmith.core.executor import executor_config
-        from benchsmith.core.params import load_params, section
+        from benchsmith.core.executor import ExecutorConfig
 
-        knobs = section(load_params(args.params), "mmiu", "publish")
-        images = args.scannet_images or knobs.get("scannet_images") or "reference"
-        executor = executor_config(args, knobs)
-        return MmiuPublication(args.plan_dir, args.shortcuts, images, cli.parse_roots(args.root),
-                               executor)  # fmt: skip
+        executor = ExecutorConfig(settings.executor, settings.workers)
+        return MmiuPublication(args.plan_dir, args.shortcuts, settings.scannet_images,
+                               cli.parse_roots(args.root), executor)  # fmt: skip
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]

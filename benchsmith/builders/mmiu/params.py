@@ -7,13 +7,11 @@ from typing import Any
 from benchsmith.builders.mmiu.config import (
     MODES,
     PROFILES,
-    SCANNET_IMAGES,
     SCENE_SPLITS,
     TASKS,
     ScenePlanSettings,
     ShortcutGate,
 )
-from benchsmith.core.executor import EXECUTORS
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 from benchsmith.core.settings import settings_block
 
@@ -63,12 +61,4 @@ def params_fields() -> dict[str, Any]:
                 "ingest_dir": Value("path", nullable=True),
             }
         ),
-    }
-
-
-def publish_fields() -> dict[str, Any]:
-    return {
-        "scannet_images": Value("str", choices=SCANNET_IMAGES),
-        "executor": Value("str", choices=EXECUTORS),
-        "workers": Value("int", minimum=0),
     }

@@ -8,82 +8,57 @@ publish mmneedle``; nothing here imports a heavy library until a step runs.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchsmith.builders.mmneedle.config import ORDERS, ImageCheckConfig, PlanConfig, RenderConfig
-from benchsmith.core.metrics import add_metrics_option, write_metrics
-from benchsmith.core.params import (
-    DEFAULT_PARAMS_FILE,
-    add_params_option,
-    load_params,
-    profile_of,
-)
-from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.core.command_inputs import argument, json_switch, metrics_file, params_file
+from benchsmith.core.metrics import write_metrics
+from benchsmith.core.params import DEFAULT_PARAMS_FILE, load_params, profile_of
+from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import Step, StepSettings
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
+CAPTIONS_HELP = "COCO captions_val2014.json"
 
 
-def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
-    add_json_option(plan, "per-config QA report")
-    plan.add_argument(
-        "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
+@dataclass(frozen=True)
+class PlanInputs:
+    """What ``build mmneedle plan`` reads and writes, and the sizes a run may override."""
+
+    captions: Path = argument(CAPTIONS_HELP, required=True, metavar="FILE")
+    out: Path = argument("plan folder (replaced atomically)", required=True, metavar="DIR")
+    json: bool = json_switch("per-config QA report")
+    images: Path | None = argument(
+        "COCO val2014/ folder, recorded for render (default: next to annotations/)", metavar="DIR"
     )
-    plan.add_argument(
-        "--images",
-        type=Path,
-        metavar="DIR",
-        help="COCO val2014/ folder, recorded for render (default: next to annotations/)",
-    )
-    plan.add_argument(
-        "--twins",
-        type=Path,
+    twins: Path | None = argument(
+        "report of `build mmneedle twins`: the canonical plan keeps one image per twin group, "
+        "the legacy plan flags the samples twins spoil (without it: ids only)",
         metavar="FILE",
-        help="report of `build mmneedle twins`: the canonical plan keeps one image per twin "
-        "group, the legacy plan flags the samples twins spoil (without it: ids only)",
     )
-    plan.add_argument(
-        "--grids", type=int, nargs="+", metavar="N", help="grid sides N (default: 1 2 4 8)"
+    grids: tuple[int, ...] | None = argument("grid sides N (default: 1 2 4 8)", metavar="N")
+    haystack_sizes: tuple[int, ...] | None = argument(
+        "images per haystack M (default: 1 10)", metavar="M"
     )
-    plan.add_argument(
-        "--haystack-sizes",
-        type=int,
-        nargs="+",
-        metavar="M",
-        help="images per haystack M (default: 1 10)",
+    needle_counts: tuple[int, ...] | None = argument(
+        "needles per sample K (default: 1 2 5)", metavar="K"
     )
-    plan.add_argument(
-        "--needle-counts",
-        type=int,
-        nargs="+",
-        metavar="K",
-        help="needles per sample K (default: 1 2 5)",
+    pool_size: int | None = argument("stitched images per grid (default: profile's)", metavar="N")
+    samples_per_config: int | None = argument(
+        "samples per config, half positive", metavar="N", flag="--samples"
     )
-    plan.add_argument(
-        "--pool-size", type=int, metavar="N", help="stitched images per grid (default: profile's)"
-    )
-    plan.add_argument(
-        "--samples",
-        type=int,
-        metavar="N",
-        dest="samples_per_config",
-        help="samples per config, half positive",
-    )
-    plan.add_argument("--seed", type=int, metavar="S", help="seed (default: params seed)")
-    plan.add_argument(
-        "--order",
+    seed: int | None = argument("seed (default: params seed)", metavar="S")
+    order: str | None = argument(
+        "canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
+        "legacy: replay the original code's random stream (reports its duplicates and "
+        "ambiguities)",
         choices=ORDERS,
-        help="canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
-        "legacy: replay the original code's random stream (reports its duplicates and ambiguities)",
     )
-    add_params_option(plan)
-    plan.add_argument(
-        "--out", type=Path, required=True, metavar="DIR", help="plan folder (replaced atomically)"
-    )
+    params: Path | None = params_file()
 
 
-def run_plan(args: argparse.Namespace) -> int:
+def run_plan(args: PlanInputs) -> int:
     from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
     from benchsmith.sources.coco.reader import default_images_dir, read_captions
 
@@ -157,23 +132,19 @@ def run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_render_arguments(render: argparse.ArgumentParser) -> None:
-    render.add_argument(
-        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
+@dataclass(frozen=True)
+class RenderInputs:
+    """What ``build mmneedle render`` reads and writes."""
+
+    plan: Path = argument("folder written by the plan step", required=True, metavar="DIR")
+    out: Path = argument("render folder to write", required=True, metavar="DIR")
+    images: Path | None = argument(
+        "COCO val2014/ folder (default: the one recorded in the plan)", metavar="DIR"
     )
-    render.add_argument(
-        "--images",
-        type=Path,
-        metavar="DIR",
-        help="COCO val2014/ folder (default: the one recorded in the plan)",
-    )
-    add_params_option(render)
-    render.add_argument(
-        "--out", type=Path, required=True, metavar="DIR", help="render folder to write"
-    )
+    params: Path | None = params_file()
 
 
-def run_render(args: argparse.Namespace, config: RenderConfig) -> int:
+def run_render(args: RenderInputs, config: RenderConfig) -> int:
     """``config``: ``mmneedle.render`` with the flags given (the CLI builds it from the
     settings declared on :class:`RenderConfig`)."""
     from benchsmith.builders.mmneedle.render import render_mmneedle
@@ -186,23 +157,18 @@ def run_render(args: argparse.Namespace, config: RenderConfig) -> int:
     return 0
 
 
-def add_image_hashing_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--images", type=Path, required=True, metavar="DIR", help="COCO val2014/ folder"
-    )
-    add_params_option(parser)
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="JSON report")
+@dataclass(frozen=True)
+class TwinsInputs:
+    """What ``build mmneedle twins`` reads and writes."""
+
+    captions: Path = argument(CAPTIONS_HELP, required=True, metavar="FILE")
+    images: Path = argument("COCO val2014/ folder", required=True, metavar="DIR")
+    out: Path = argument("JSON report", required=True, metavar="FILE")
+    params: Path | None = params_file()
+    metrics: Path | None = metrics_file("twin")
 
 
-def add_twins_arguments(twins: argparse.ArgumentParser) -> None:
-    twins.add_argument(
-        "--captions", type=Path, required=True, metavar="FILE", help="COCO captions_val2014.json"
-    )
-    add_image_hashing_arguments(twins)
-    add_metrics_option(twins, "twin")
-
-
-def run_twins(args: argparse.Namespace, settings: ImageCheckConfig) -> int:
+def run_twins(args: TwinsInputs, settings: ImageCheckConfig) -> int:
     from benchsmith.builders.mmneedle.twins import find_coco_twins, twins_metrics, write_twins
 
     report = find_coco_twins(args.captions, args.images, settings.near_threshold,
@@ -212,15 +178,18 @@ def run_twins(args: argparse.Namespace, settings: ImageCheckConfig) -> int:
     return 0
 
 
-def add_check_arguments(check: argparse.ArgumentParser) -> None:
-    check.add_argument(
-        "--plan", type=Path, required=True, metavar="DIR", help="folder written by the plan step"
-    )
-    add_image_hashing_arguments(check)
-    add_metrics_option(check, "duplicate")
+@dataclass(frozen=True)
+class CheckInputs:
+    """What ``build mmneedle check-images`` reads and writes."""
+
+    plan: Path = argument("folder written by the plan step", required=True, metavar="DIR")
+    images: Path = argument("COCO val2014/ folder", required=True, metavar="DIR")
+    out: Path = argument("JSON report", required=True, metavar="FILE")
+    params: Path | None = params_file()
+    metrics: Path | None = metrics_file("duplicate")
 
 
-def run_check_images(args: argparse.Namespace, settings: ImageCheckConfig) -> int:
+def run_check_images(args: CheckInputs, settings: ImageCheckConfig) -> int:
     from benchsmith.builders.mmneedle.image_check import (
         check_mmneedle_images,
         image_check_metrics,
@@ -234,29 +203,19 @@ def run_check_images(args: argparse.Namespace, settings: ImageCheckConfig) -> in
     return 0
 
 
-def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
-    publish.add_argument(
-        "--plan", type=Path, required=True, metavar="DIR", help="folder of `build mmneedle plan`"
-    )
-    publish.add_argument(
-        "--render",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="folder of `build mmneedle render`",
-    )
-    publish.add_argument(
-        "--lock",
-        type=Path,
+@dataclass(frozen=True)
+class PublishInputs:
+    """What ``publish mmneedle`` reads: the plan, the render and the reports to record."""
+
+    plan: Path = argument("folder of `build mmneedle plan`", required=True, metavar="DIR")
+    render: Path = argument("folder of `build mmneedle render`", required=True, metavar="DIR")
+    lock: Path = argument(
+        f"COCO archive lock file to record, if present (default: {DEFAULT_LOCK_PATH})",
         default=DEFAULT_LOCK_PATH,
         metavar="FILE",
-        help=f"COCO archive lock file to record, if present (default: {DEFAULT_LOCK_PATH})",
     )
-    publish.add_argument(
-        "--image-check",
-        type=Path,
-        metavar="FILE",
-        help="report of `build mmneedle check-images` to put in the card (optional)",
+    image_check: Path | None = argument(
+        "report of `build mmneedle check-images` to put in the card (optional)", metavar="FILE"
     )
 
 
@@ -270,7 +229,7 @@ STEPS = (
         "`plan --twins` reads: the canonical plan keeps one image per group, so no haystack "
         "shows a picture twice, no negative's needle has a twin in its haystack and every "
         "positive's gold is unique by pixels; the legacy plan flags the samples twins spoil.",
-        add_twins_arguments,
+        TwinsInputs,
         run_twins,
         settings=StepSettings(ImageCheckConfig, ("mmneedle", "image_check")),
     ),
@@ -281,7 +240,7 @@ STEPS = (
         "DIR/samples/m{M}_n{N}_k{K}.parquet (one row per sample), images.parquet and "
         "plan_info.json. Deterministic: the same captions file and params give byte-identical "
         "tables.",
-        add_plan_arguments,
+        PlanInputs,
         run_plan,
     ),
     Step(
@@ -293,7 +252,7 @@ STEPS = (
         "cell is JPEG-encoded once and every stitched image is assembled from its cells' "
         "encoded bits (the bytes Pillow writes for the pasted canvas, about 10x faster than "
         "encoding it). An interrupted render resumes from the grids already finished.",
-        add_render_arguments,
+        RenderInputs,
         run_render,
         settings=StepSettings(RenderConfig, ("mmneedle", "render")),
     ),
@@ -305,7 +264,7 @@ STEPS = (
         "twice (exact) or a near duplicate (Hamming distance <= --near-threshold). The plan "
         "already rules out repeated COCO ids; this catches the same picture under two ids. "
         "Writes a JSON report that publish puts in the card.",
-        add_check_arguments,
+        CheckInputs,
         run_check_images,
         settings=StepSettings(ImageCheckConfig, ("mmneedle", "image_check")),
     ),

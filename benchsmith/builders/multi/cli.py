@@ -7,16 +7,23 @@ in ``data/sources/exams/``; the DVC pipeline calls these same commands.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.multi.config import OcrSettings
-from benchsmith.core.metrics import add_metrics_option, write_metrics
-from benchsmith.core.params import add_params_option, load_params, section
-from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.core.command_inputs import (
+    argument,
+    json_switch,
+    metrics_file,
+    params_file,
+    root_overrides,
+)
+from benchsmith.core.metrics import write_metrics
+from benchsmith.core.params import load_params, section
+from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import ScoreRunsRequest, Step, StepSettings
-from benchsmith.hf.roots import add_roots_argument, parse_root_flags
+from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_EXAMS = Path("data/sources/exams")
 DEFAULT_CONVERTED = Path("data/multi/converted")
@@ -25,8 +32,8 @@ DEFAULT_PLAN = Path("data/multi/plan")
 ROOT_NAMES = ("release", "converted")
 
 
-def parse_roots(values: list[str]) -> dict[str, str]:
-    return parse_root_flags(values, ROOT_NAMES, "multi")
+def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
+    return parse_root_flags(list(values), ROOT_NAMES, "multi")
 
 
 def multi_config(params: dict[str, Any], seed: int | None = None):
@@ -38,18 +45,25 @@ def multi_config(params: dict[str, Any], seed: int | None = None):
     return MultiConfig.from_params(settings, seed)
 
 
-def add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
-    add_json_option(parser, "conversion report")
-    parser.add_argument("--exams", type=Path, metavar="DIR",
-                        help="exams folder with html/ and pages/ (default: multi.sources.exams, "
-                        f"{DEFAULT_EXAMS})")  # fmt: skip
-    add_metrics_option(parser, "OCR summary")
-    add_params_option(parser)
-    parser.add_argument("--out", type=Path, default=DEFAULT_CONVERTED, metavar="DIR",
-                        help=f"converted folder (replaced atomically; default {DEFAULT_CONVERTED})")  # fmt: skip
+@dataclass(frozen=True)
+class OcrInputs:
+    """What ``build multi ocr`` reads and writes."""
+
+    json: bool = json_switch("conversion report")
+    exams: Path | None = argument(
+        f"exams folder with html/ and pages/ (default: multi.sources.exams, {DEFAULT_EXAMS})",
+        metavar="DIR",
+    )
+    metrics: Path | None = metrics_file("OCR summary")
+    params: Path | None = params_file()
+    out: Path = argument(
+        f"converted folder (replaced atomically; default {DEFAULT_CONVERTED})",
+        default=DEFAULT_CONVERTED,
+        metavar="DIR",
+    )
 
 
-def run_ocr(args: argparse.Namespace, settings: OcrSettings) -> int:
+def run_ocr(args: OcrInputs, settings: OcrSettings) -> int:
     from benchsmith.builders.multi.convert import convert_exams
 
     params = load_params(args.params)
@@ -65,26 +79,30 @@ def run_ocr(args: argparse.Namespace, settings: OcrSettings) -> int:
     return 0
 
 
-def add_questions_arguments(parser: argparse.ArgumentParser) -> None:
-    add_json_option(parser, "build summary")
-    parser.add_argument("--release", type=Path, metavar="DIR",
-                        help="the unzipped MULTI release (default: multi.sources.release, else "
-                        "EXAMS/release)")  # fmt: skip
-    parser.add_argument(
-        "--converted",
-        type=Path,
+@dataclass(frozen=True)
+class QuestionsInputs:
+    """What ``build multi questions`` reads and writes."""
+
+    json: bool = json_switch("build summary")
+    release: Path | None = argument(
+        "the unzipped MULTI release (default: multi.sources.release, else EXAMS/release)",
         metavar="DIR",
-        help=f"the ocr step's folder (default {DEFAULT_CONVERTED}, if present)",
     )
-    parser.add_argument("--no-release", action="store_true", help="crawled pages only")
-    parser.add_argument("--no-converted", action="store_true", help="the release only")
-    parser.add_argument("--seed", type=int, metavar="S", help="build seed (default multi.seed)")
-    add_params_option(parser)
-    parser.add_argument("--out", type=Path, default=DEFAULT_QUESTIONS, metavar="DIR",
-                        help=f"questions folder (replaced atomically; default {DEFAULT_QUESTIONS})")  # fmt: skip
+    converted: Path | None = argument(
+        f"the ocr step's folder (default {DEFAULT_CONVERTED}, if present)", metavar="DIR"
+    )
+    no_release: bool = argument("crawled pages only", default=False)
+    no_converted: bool = argument("the release only", default=False)
+    seed: int | None = argument("build seed (default multi.seed)", metavar="S")
+    params: Path | None = params_file()
+    out: Path = argument(
+        f"questions folder (replaced atomically; default {DEFAULT_QUESTIONS})",
+        default=DEFAULT_QUESTIONS,
+        metavar="DIR",
+    )
 
 
-def run_questions(args: argparse.Namespace) -> int:
+def run_questions(args: QuestionsInputs) -> int:
     from benchsmith.builders.multi.plan import MultiSources, build_questions
 
     params = load_params(args.params)
@@ -102,19 +120,29 @@ def run_questions(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_select_arguments(parser: argparse.ArgumentParser) -> None:
-    add_json_option(parser, "selection summary")
-    parser.add_argument("questions_dir", type=Path, nargs="?", default=DEFAULT_QUESTIONS,
-                        metavar="QUESTIONS_DIR",
-                        help=f"folder of the questions step (default {DEFAULT_QUESTIONS})")  # fmt: skip
-    parser.add_argument("--seed", type=int, metavar="S", help="build seed (default multi.seed)")
-    add_metrics_option(parser, "near-duplicate and selection summary")
-    add_params_option(parser)
-    parser.add_argument("--out", type=Path, default=DEFAULT_PLAN, metavar="DIR",
-                        help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})")  # fmt: skip
+@dataclass(frozen=True)
+class SelectInputs:
+    """What ``build multi select`` reads and writes."""
+
+    questions_dir: Path = argument(
+        f"folder of the questions step (default {DEFAULT_QUESTIONS})",
+        positional=True,
+        optional=True,
+        default=DEFAULT_QUESTIONS,
+        metavar="QUESTIONS_DIR",
+    )
+    json: bool = json_switch("selection summary")
+    seed: int | None = argument("build seed (default multi.seed)", metavar="S")
+    metrics: Path | None = metrics_file("near-duplicate and selection summary")
+    params: Path | None = params_file()
+    out: Path = argument(
+        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
+        default=DEFAULT_PLAN,
+        metavar="DIR",
+    )
 
 
-def run_select(args: argparse.Namespace) -> int:
+def run_select(args: SelectInputs) -> int:
     from benchsmith.builders.multi.plan import select_questions
 
     params = load_params(args.params)
@@ -126,39 +154,62 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_elite_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("plan_dir", type=Path, nargs="?", default=DEFAULT_PLAN, metavar="PLAN_DIR",
-                        help=f"folder of the select step (default {DEFAULT_PLAN})")  # fmt: skip
-    parser.add_argument("--run", action="append", required=True, metavar="NAME=FILE",
-                        help="a judge run's predictions (JSONL question_id/response, or the "
-                        "official JSON); repeat per run. Its weight is its own overall score")  # fmt: skip
-    parser.add_argument("--text-only", action="append", default=[], metavar="NAME",
-                        help="a run that saw no images: skipped on image questions")  # fmt: skip
-    parser.add_argument(
-        "--size",
-        type=int,
+@dataclass(frozen=True)
+class EliteInputs:
+    """What ``build multi elite`` reads and writes."""
+
+    run: tuple[str, ...] = argument(
+        "a judge run's predictions (JSONL question_id/response, or the official JSON); repeat "
+        "per run. Its weight is its own overall score",
+        required=True,
+        repeat=True,
+        metavar="NAME=FILE",
+    )
+    out: Path = argument(
+        "hard list to write (a JSON array of ids, the release's format); use it with "
+        "multi.elite.mode: file",
+        required=True,
+        metavar="FILE",
+    )
+    plan_dir: Path = argument(
+        f"folder of the select step (default {DEFAULT_PLAN})",
+        positional=True,
+        optional=True,
+        default=DEFAULT_PLAN,
+        metavar="PLAN_DIR",
+    )
+    text_only: tuple[str, ...] = argument(
+        "a run that saw no images: skipped on image questions", repeat=True, metavar="NAME"
+    )
+    size: int = argument(
+        "questions to draw from the candidates (default 500, the paper's)",
         default=500,
         metavar="N",
-        help="questions to draw from the candidates (default 500, the paper's)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="seed of the final draw (the original's was unseeded)")  # fmt: skip
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE",
-                        help="hard list to write (a JSON array of ids, the release's format); "
-                        "use it with multi.elite.mode: file")  # fmt: skip
+    seed: int = argument(
+        "seed of the final draw (the original's was unseeded)", default=0, metavar="S"
+    )
 
 
-def run_elite(args: argparse.Namespace) -> ScoreRunsRequest:
+def run_elite(args: EliteInputs) -> ScoreRunsRequest:
     from benchsmith.builders.multi.reselect import reselect_from_runs
 
     return reselect_from_runs(args.plan_dir, args.run, args.text_only, args.size, args.seed,
                               args.out)  # fmt: skip
 
 
-def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
-    publish.add_argument("plan_dir", type=Path, nargs="?", default=DEFAULT_PLAN,
-                         metavar="PLAN_DIR", help=f"folder of the select step (default {DEFAULT_PLAN})")  # fmt: skip
-    add_roots_argument(publish, ROOT_NAMES, "the plan")
+@dataclass(frozen=True)
+class PublishInputs:
+    """What ``publish multi`` reads: the select step's plan."""
+
+    plan_dir: Path = argument(
+        f"folder of the select step (default {DEFAULT_PLAN})",
+        positional=True,
+        optional=True,
+        default=DEFAULT_PLAN,
+        metavar="PLAN_DIR",
+    )
+    root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the plan")
 
 
 STEPS = (
@@ -174,7 +225,7 @@ STEPS = (
         "model files; a "
         "page that does not decode, an empty OCR or a page without an answer key is a counted "
         "skip named in the report.",
-        add_ocr_arguments,
+        OcrInputs,
         run_ocr,
         settings=StepSettings(OcrSettings, ("multi", "ocr")),
     ),
@@ -185,7 +236,7 @@ STEPS = (
         "entry ({problem_id}_{i}), with type, points, options, image class, level and track; "
         "cleaning per multi.cleaning (hints removed, parallel blanks split, empty/duplicate "
         "options flagged), each change a recorded decision. Writes --out/questions.jsonl.",
-        add_questions_arguments,
+        QuestionsInputs,
         run_questions,
     ),
     Step(
@@ -195,7 +246,7 @@ STEPS = (
         "sub-quadratic), the paper's Appendix D selection on crawled problems (seeded), Elite "
         "from the release's hard list (or multi.elite.hard_list), and the Extend knowledge. "
         "Writes --out/questions.jsonl, removed.jsonl (the decision log) and extend.jsonl.",
-        add_select_arguments,
+        SelectInputs,
         run_select,
     ),
     Step(
@@ -206,7 +257,7 @@ STEPS = (
         "buckets (ceil(t/4) MA, floor(t/4) FB, the rest SA), and draw --size of the candidates "
         "with --seed. Writes a hard list in the release's format; this is a re-selection, not "
         "the published list.",
-        add_elite_arguments,
+        EliteInputs,
         run_elite,
     ),
 )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.multi import cli
 from benchsmith.family.base import Family, Publication, RowAuditor
+from benchsmith.family.publish_settings import PublishSettings
 
 
 class MultiFamily(Family):
@@ -29,10 +29,9 @@ class MultiFamily(Family):
 
         return params_fields()
 
-    def add_publish_arguments(self, parser: argparse.ArgumentParser) -> None:
-        cli.add_publish_arguments(parser)
+    publish_inputs = cli.PublishInputs
 
-    def publication(self, args: argparse.Namespace) -> Publication:
+    def publication(self, args: cli.PublishInputs, settings: PublishSettings) -> Publication:
         from benchsmith.builders.multi.publication import MultiPublication
 
         return MultiPublication(args.plan_dir, cli.parse_roots(args.root))

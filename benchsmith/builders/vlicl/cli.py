@@ -8,16 +8,23 @@ commands. Nothing here imports a heavy library until a step runs.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.builders.vlicl.config import LeakageConfig
-from benchsmith.core.metrics import add_metrics_option, write_metrics
-from benchsmith.core.params import add_params_option, load_params, profile_of, section
-from benchsmith.core.progress import add_json_option, log, print_json
+from benchsmith.core.command_inputs import (
+    argument,
+    json_switch,
+    metrics_file,
+    params_file,
+    root_overrides,
+)
+from benchsmith.core.metrics import write_metrics
+from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import Step, StepSettings
-from benchsmith.hf.roots import add_roots_argument, parse_root_flags
+from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
 DEFAULT_SOURCES = {
@@ -27,62 +34,47 @@ DEFAULT_SOURCES = {
 ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
 
 
-def add_roots_option(parser: argparse.ArgumentParser) -> None:
-    add_roots_argument(parser, ROOT_NAMES, "the build")
+def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
+    return parse_root_flags(list(values), ROOT_NAMES, "vlicl")
 
 
-def parse_roots(values: list[str]) -> dict[str, str]:
-    return parse_root_flags(values, ROOT_NAMES, "vlicl")
+@dataclass(frozen=True)
+class PlanInputs:
+    """What ``build vlicl plan`` reads and writes."""
 
-
-def add_plan_arguments(plan: argparse.ArgumentParser) -> None:
-    add_json_option(plan, "counts per task")
-    plan.add_argument(
-        "--mode",
+    json: bool = json_switch("counts per task")
+    mode: str | None = argument(
+        "rebuild: our construction from the raw sources (default); ingest: read the official "
+        "VL-ICL release (faithful, versioned separately)",
         choices=("rebuild", "ingest"),
-        help="rebuild: our construction from the raw sources (default); ingest: read the "
-        "official VL-ICL release (faithful, versioned separately)",
     )
-    plan.add_argument(
-        "--ingest-dir",
-        type=Path,
-        metavar="DIR",
-        help="VL-ICL release folder holding <task>/query.json (ingest mode)",
+    ingest_dir: Path | None = argument(
+        "VL-ICL release folder holding <task>/query.json (ingest mode)", metavar="DIR"
     )
-    plan.add_argument(
-        "--miniimagenet",
-        type=Path,
-        metavar="DIR",
-        help=f"MiniImageNet root (default: vlicl.sources.miniimagenet, "
+    miniimagenet: Path | None = argument(
+        f"MiniImageNet root (default: vlicl.sources.miniimagenet, "
         f"{DEFAULT_SOURCES['miniimagenet']})",
-    )
-    plan.add_argument(
-        "--clevr",
-        type=Path,
         metavar="DIR",
-        help=f"the CLEVR_v1.0 folder (default: vlicl.sources.clevr, {DEFAULT_SOURCES['clevr']})",
     )
-    plan.add_argument(
-        "--font",
-        type=Path,
+    clevr: Path | None = argument(
+        f"the CLEVR_v1.0 folder (default: vlicl.sources.clevr, {DEFAULT_SOURCES['clevr']})",
+        metavar="DIR",
+    )
+    font: Path | None = argument(
+        "font for the operator images (default: Pillow's embedded font; sha256 recorded)",
         metavar="TTF",
-        help="font for the operator images (default: Pillow's embedded font; sha256 recorded)",
     )
-    plan.add_argument("--tasks", nargs="+", metavar="TASK", help="tasks to build (default: all)")
-    plan.add_argument(
-        "--seed", type=int, metavar="S", help="build seed (default: vlicl.seed, else params seed)"
-    )
-    add_params_option(plan)
-    plan.add_argument(
-        "--out",
-        type=Path,
+    tasks: tuple[str, ...] | None = argument("tasks to build (default: all)", metavar="TASK")
+    seed: int | None = argument("build seed (default: vlicl.seed, else params seed)", metavar="S")
+    params: Path | None = params_file()
+    out: Path = argument(
+        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
         default=DEFAULT_PLAN,
         metavar="DIR",
-        help=f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
     )
 
 
-def source_folders(settings: dict[str, Any], args: argparse.Namespace) -> dict[str, Path | None]:
+def source_folders(settings: dict[str, Any], args: PlanInputs) -> dict[str, Path | None]:
     """Source folders: flags, then ``vlicl.sources``, then the prepared ``data/sources``."""
     configured = section(settings, "sources")
     out: dict[str, Path | None] = {}
@@ -98,7 +90,7 @@ def source_folders(settings: dict[str, Any], args: argparse.Namespace) -> dict[s
     return out
 
 
-def run_plan(args: argparse.Namespace) -> int:
+def run_plan(args: PlanInputs) -> int:
     from benchsmith.builders.vlicl.config import VliclConfig
     from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 
@@ -115,18 +107,19 @@ def run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_leakage_arguments(leakage: argparse.ArgumentParser) -> None:
-    add_json_option(leakage, "leakage summary")
-    leakage.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
-    leakage.add_argument(
-        "--out", type=Path, metavar="FILE", help="report path (default: PLAN_DIR/leakage.json)"
-    )
-    add_metrics_option(leakage, "leakage summary")
-    add_roots_option(leakage)
-    add_params_option(leakage)
+@dataclass(frozen=True)
+class LeakageInputs:
+    """What ``build vlicl leakage`` reads and writes."""
+
+    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    json: bool = json_switch("leakage summary")
+    out: Path | None = argument("report path (default: PLAN_DIR/leakage.json)", metavar="FILE")
+    metrics: Path | None = metrics_file("leakage summary")
+    root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the build")
+    params: Path | None = params_file()
 
 
-def run_leakage(args: argparse.Namespace, settings: LeakageConfig) -> int:
+def run_leakage(args: LeakageInputs, settings: LeakageConfig) -> int:
     from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
 
     report = check_vlicl_leakage(
@@ -148,15 +141,15 @@ def run_leakage(args: argparse.Namespace, settings: LeakageConfig) -> int:
     return 0
 
 
-def add_publish_arguments(publish: argparse.ArgumentParser) -> None:
-    publish.add_argument("plan_dir", type=Path, metavar="PLAN_DIR", help="folder of the plan step")
-    publish.add_argument(
-        "--leakage",
-        type=Path,
-        metavar="FILE",
-        help="leakage report (default: PLAN_DIR/leakage.json)",
+@dataclass(frozen=True)
+class PublishInputs:
+    """What ``publish vlicl`` reads: the plan and its leakage report."""
+
+    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    leakage: Path | None = argument(
+        "leakage report (default: PLAN_DIR/leakage.json)", metavar="FILE"
     )
-    add_roots_option(publish)
+    root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the build")
 
 
 STEPS = (
@@ -167,7 +160,7 @@ STEPS = (
         "and PLAN/rendered/ (operator images). Source images stay in their folders and are "
         "embedded at publish. Deterministic: same sources and params, same bytes. The sources "
         "default to those `benchsmith source prepare miniimagenet|clevr` put in data/sources/.",
-        add_plan_arguments,
+        PlanInputs,
         run_plan,
     ),
     Step(
@@ -178,7 +171,7 @@ STEPS = (
         "must be disjoint), shared operator expressions and episodes that show the query's own "
         "expression. Leaking queries are listed as removed; publish drops them. Writes "
         "PLAN/leakage.json (or --out) and prints the summary as JSON.",
-        add_leakage_arguments,
+        LeakageInputs,
         run_leakage,
         settings=StepSettings(LeakageConfig, ("vlicl", "leakage")),
     ),

@@ -1,0 +1,110 @@
+"""What a command reads besides its settings: its input and output paths, ``--json``,
+``--params``, ``--metrics``, ``--root``, declared once as fields of a frozen dataclass.
+
+Settings (:mod:`benchsmith.core.settings`) live in ``params.yaml`` and shape what is built;
+inputs say which files a run reads and writes, so they are flags only. Both are declared the
+same way, a field with its help sentence in its metadata, and the command layer
+(``benchsmith.commands.setting_flags``) makes the argparse flags from the declaration and hands
+the step a filled-in inputs object: a family never sees an ``argparse.Namespace``, and argparse
+is imported by ``cli.py`` and ``commands/`` alone.
+
+How a field becomes a flag:
+
+- ``plan_dir: Path = argument("...", positional=True)``: a positional argument (no default:
+  declare it before the fields that have one); ``optional=True`` makes it ``nargs="?"`` with
+  its default;
+- ``out: Path = argument("...", required=True)``: a required ``--out``;
+- ``grids: tuple[int, ...] | None = argument("...")``: ``--grids N [N ...]``;
+- ``json: bool = json_switch("...")``: ``--json``, a switch;
+- ``root: tuple[str, ...] = root_overrides(NAMES)``: ``--root NAME=DIR``, repeatable.
+
+The flag is ``--field-name`` unless ``flag=`` names another (``samples_per_config`` is
+``--samples``). Like HF ``datasets``' ``BuilderConfig`` fields, the dataclass is the contract.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+META_KEY = "benchsmith_input"
+PARAMS_HELP = "params file (default: ./params.yaml if present)"
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    """What an inputs field declares besides its name, type and default."""
+
+    help: str
+    metavar: str | None = None
+    positional: bool = False
+    optional: bool = False  # a positional that may be left out (its default)
+    required: bool = False
+    choices: tuple[Any, ...] = ()
+    repeat: bool = False  # the flag may be given several times (``--root A=X --root B=Y``)
+    flag: str | None = None  # the flag when it is not --field-name
+
+
+_NO_DEFAULT = object()
+
+
+def argument(
+    help: str,
+    *,
+    default: Any = _NO_DEFAULT,
+    metavar: str | None = None,
+    positional: bool = False,
+    optional: bool = False,
+    required: bool = False,
+    choices: tuple[Any, ...] = (),
+    repeat: bool = False,
+    flag: str | None = None,
+) -> Any:
+    """An inputs field. A positional (unless ``optional``) or required one has no default
+    (argparse insists on it); any other defaults to ``default``, else None."""
+    info = InputInfo(help, metavar, positional, optional, required, tuple(choices), repeat, flag)
+    needs_value = (positional and not optional) or required
+    if default is _NO_DEFAULT and not needs_value:
+        default = () if repeat else None
+    if default is _NO_DEFAULT:
+        return dataclasses.field(metadata={META_KEY: info})
+    return dataclasses.field(default=default, metadata={META_KEY: info})
+
+
+def declared_inputs(cls: type) -> dict[str, tuple[dataclasses.Field, InputInfo]]:
+    """The fields of ``cls`` declared with :func:`argument`, in declaration order."""
+    return {
+        f.name: (f, f.metadata[META_KEY]) for f in dataclasses.fields(cls) if META_KEY in f.metadata
+    }
+
+
+def json_switch(what: str) -> Any:
+    """``--json``: also print a step's summary as JSON on stdout (logs stay on stderr), so
+    ``dvc repro`` output stays short and a script can still read the numbers."""
+    return argument(
+        f"also print the {what} as JSON on stdout (the output files have it either way)",
+        default=False,
+    )
+
+
+def params_file(help: str = PARAMS_HELP) -> Any:
+    """``--params FILE``: every step reads its defaults from it."""
+    return argument(help, metavar="FILE")
+
+
+def metrics_file(what: str) -> Any:
+    """``--metrics FILE``: the DVC metrics file of a stage (:mod:`benchsmith.core.metrics`)."""
+    return argument(
+        f"also write the {what} counts as a DVC metrics file (JSON of numbers)", metavar="FILE"
+    )
+
+
+def root_overrides(names: tuple[str, ...], moved_since: str = "the build") -> Any:
+    """``--root NAME=DIR`` (repeatable): a source folder that moved since ``moved_since``;
+    :func:`benchsmith.hf.roots.parse_root_flags` checks the names."""
+    return argument(
+        f"a source folder that moved since {moved_since}; NAME is one of {', '.join(names)}",
+        metavar="NAME=DIR",
+        repeat=True,
+    )
