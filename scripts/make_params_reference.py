@@ -19,28 +19,28 @@ BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end sett
 
 
 def declared_blocks() -> dict[str, type]:
-    """Every settings block a family's step or publish declares: ``{"mmneedle.render": RenderConfig}``."""
+    """Every settings block a family declares: ``{"mmneedle.render": RenderConfig}``."""
     from benchsmith.builders import FAMILIES
 
-    found: dict[str, type] = {}
-    for family in FAMILIES:
-        for step in family.steps:
-            if step.settings is not None:
-                found[".".join(step.settings.block)] = step.settings.type
-        found[f"{family.name}.publish"] = family.publish_settings
-    return found
+    return {
+        ".".join(block): kind
+        for family in FAMILIES
+        for block, kind in family.declared_settings().items()
+    }
 
 
 def _shown(value: object) -> str:
     if value is None:
         return "null"
+    if isinstance(value, bool):  # as params.yaml writes it
+        return str(value).lower()
     if isinstance(value, tuple | list):  # as params.yaml writes a list
         return "`[" + ", ".join(str(v) for v in value) + "]`"
     return f"`{value}`" if isinstance(value, str | PurePath) else str(value)
 
 
 def table(block: str, cls: type) -> str:
-    from benchsmith.core.settings import declared, value_node
+    from benchsmith.core.settings import declared, key_of, value_node
 
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for name, (field, info) in declared(cls).items():
@@ -48,7 +48,8 @@ def table(block: str, cls: type) -> str:
         names = [f"`--{name.replace('_', '-')}`", *(f"`{a}`" for a in info.aliases)]
         flag = f"; flag {' or '.join(names)}" if info.flag else ""
         rows.append(
-            f"| `{block}.{name}` | {_shown(field.default)} | {info.help} ({allowed}{flag}) |"
+            f"| `{block}.{key_of(cls, name)}` | {_shown(field.default)} | {info.help} "
+            f"({allowed}{flag}) |"
         )
     return "\n".join(rows) + "\n"
 

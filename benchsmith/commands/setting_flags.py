@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.command_inputs import declared_inputs
-from benchsmith.core.params import load_params, section
-from benchsmith.core.settings import declared, settings_from
+from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.settings import declared, key_of, settings_from
 from benchsmith.family.base import StepSettings
 
 
@@ -53,7 +53,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
             choices=info.choices or None,
             # a value from a few choices shows them; several values, each one's metavar
             metavar=None if info.choices and not nargs else (info.metavar or name.upper()),
-            help=f"{info.help} (default: {where}.{name}, else {default})",
+            help=f"{info.help} (default: {where}.{key_of(settings.type, name)}, else {default})",
         )
 
 
@@ -62,7 +62,7 @@ def settings_of(args: argparse.Namespace, settings: StepSettings) -> Any:
     params = load_params(getattr(args, "params", None))
     block = section(params, *settings.block)
     overrides = {name: getattr(args, name, None) for name in declared(settings.type)}
-    return settings_from(settings.type, block, overrides)
+    return settings_from(settings.type, block, overrides, profile_of(params))
 
 
 def add_input_flags(parser: argparse.ArgumentParser, inputs: type) -> None:

@@ -169,11 +169,13 @@ def check_node(node: Node, value: Any, key: str, problems: list[str]) -> None:
             return
         if not isinstance(value, list):
             if node.scalar_ok and not isinstance(value, dict):
-                check_node(node.item, value, key, problems)
-            else:
-                problems.append(
-                    f"{key}: expected {node.describe()}, got {value!r} ({_type_name(value)})"
-                )
+                bad_item: list[str] = []
+                check_node(node.item, value, key, bad_item)
+                if not bad_item:
+                    return  # one bare item: a one-item list
+            problems.append(
+                f"{key}: expected {node.describe()}, got {value!r} ({_type_name(value)})"
+            )
             return
         if node.non_empty and not value:
             problems.append(f"{key}: expected {node.describe()}, got an empty list")

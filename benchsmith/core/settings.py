@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.schema import Block, ListOf, Value, declared_floats, node_of_type
+from benchsmith.core.schema import Block, BlockOf, ListOf, Value, declared_floats, node_of_type
 
 META_KEY = "benchsmith_setting"
 
@@ -42,6 +42,9 @@ class SettingInfo:
     metavar: str | None = None
     shapes_output: bool = True  # False: where or how fast the work runs, never what it makes
     aliases: tuple[str, ...] = ()  # older flag names the CLI still accepts ("--threshold")
+    # where the key sits below the block, when not at its top: "sizes.{profile}" puts it in
+    # one block per profile (mmneedle.sizes.sample.pool_size), read for the profile that runs
+    under: str | None = None
 
 
 def setting(
@@ -55,10 +58,13 @@ def setting(
     metavar: str | None = None,
     shapes_output: bool = True,
     aliases: tuple[str, ...] = (),
+    under: str | None = None,
 ) -> Any:
-    """A settings field (use as ``name: int = setting(75, "...", minimum=1)``)."""
+    """A settings field (use as ``name: int = setting(75, "...", minimum=1)``). A field
+    ``under="sizes.{profile}"`` is a key of ``<block>.sizes.<profile>``; its ``default`` is
+    the full profile's (what runs without a params file)."""
     info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output,
-                       tuple(aliases))  # fmt: skip
+                       tuple(aliases), under)  # fmt: skip
     return dataclasses.field(default=default, metadata={META_KEY: info})
 
 
@@ -82,19 +88,58 @@ def value_node(cls: type, name: str) -> Any:
     return node
 
 
+PROFILE = "{profile}"
+PROFILES = ("sample", "full")
+
+
 def settings_block(cls: type) -> Block:
-    """The ``params.yaml`` block of a settings dataclass: one key per declared field."""
-    return Block(
-        {name: value_node(cls, name) for name in declared(cls)},
-        doc=(cls.__doc__ or "").strip(),
-    )
+    """The ``params.yaml`` block of a settings dataclass: one key per declared field, those
+    declared ``under`` a path in the nested blocks of that path (a ``{profile}`` part is one
+    block per profile)."""
+    top: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for name, (_, info) in declared(cls).items():
+        if info.under is None:
+            top[name] = value_node(cls, name)
+        else:
+            nested.setdefault(info.under, {})[name] = value_node(cls, name)
+    for under, fields in nested.items():
+        first, *rest = under.split(".")
+        node: Any = Block(fields)
+        for part in reversed(rest):
+            node = BlockOf(node, keys=PROFILES) if part == PROFILE else Block({part: node})
+        assert first not in top, f"{cls.__name__}: two fields declare {first} differently"
+        top[first] = node
+    return Block(top, doc=(cls.__doc__ or "").strip())
 
 
-def _problem(name: str, value: Any, node: Any, where: str) -> BenchsmithError | None:
+def key_of(cls: type, name: str, profile: str = "<profile>") -> str:
+    """Where field ``name`` sits below its block: ``pool_size`` or ``sizes.<profile>.pool_size``."""
+    under = declared(cls)[name][1].under
+    return name if under is None else f"{under.replace(PROFILE, profile)}.{name}"
+
+
+def _lookup(block: Mapping[str, Any] | None, path: str) -> Any:
+    node: Any = block or {}
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+_MISSING = object()
+
+
+def _problem(
+    name: str, value: Any, node: Any, where: str, flag: bool = True
+) -> BenchsmithError | None:
     key = f"{where}.{name}"
-    fix = f"set {key} in params.yaml (or --{name.replace('_', '-')}) to an allowed value"
+    given = f" (or --{name.replace('_', '-')})" if flag else ""
+    fix = f"set {key} in params.yaml{given} to an allowed value"
     if isinstance(node, ListOf) and isinstance(value, list | tuple):
-        return next(filter(None, (_problem(name, item, node.item, where) for item in value)), None)
+        items = (_problem(name, item, node.item, where, flag) for item in value)
+        return next(filter(None, items), None)
     if not isinstance(node, Value) or value is None:
         return None
     if node.choices and value not in node.choices:
@@ -116,20 +161,31 @@ def check_settings(instance: Any, where: str) -> None:
     Call from ``__post_init__``; ``where`` is the params block (``mmneedle.render``)."""
     declared_floats(instance)
     cls = type(instance)
-    for name in declared(cls):
-        problem = _problem(name, getattr(instance, name), value_node(cls, name), where)
+    for name, (_, info) in declared(cls).items():
+        block = (
+            where if info.under is None else f"{where}.{info.under.replace(PROFILE, '<profile>')}"
+        )
+        problem = _problem(name, getattr(instance, name), value_node(cls, name), block, info.flag)
         if problem is not None:
             raise problem
 
 
 def settings_from(
-    cls: type, block: Mapping[str, Any] | None, overrides: Mapping[str, Any] | None = None
+    cls: type,
+    block: Mapping[str, Any] | None,
+    overrides: Mapping[str, Any] | None = None,
+    profile: str = "full",
 ) -> Any:
-    """``cls`` from its ``params.yaml`` block (missing keys: the declared defaults), then the
-    overrides that are not None (CLI flags). Keys the block has that ``cls`` does not declare
-    are left to the params check, which names them."""
+    """``cls`` from its ``params.yaml`` block (missing keys: the declared defaults; a field
+    declared ``under="sizes.{profile}"`` read for ``profile``), then the overrides that are not
+    None (CLI flags). Keys the block has that ``cls`` does not declare are left to the params
+    check, which names them."""
     names = declared(cls)
-    values = {k: v for k, v in (block or {}).items() if k in names}
+    values = {}
+    for name in names:
+        found = _lookup(block, key_of(cls, name, profile))
+        if found is not _MISSING:
+            values[name] = found
     values.update({k: v for k, v in (overrides or {}).items() if v is not None and k in names})
     hints = typing.get_type_hints(cls)
     for name, value in values.items():

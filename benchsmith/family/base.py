@@ -382,6 +382,14 @@ class Family(ABC):
         :mod:`benchsmith.core.schema`), less ``publish:``, which every family shares."""
         return {}
 
+    def declared_settings(self) -> dict[tuple[str, ...], type]:
+        """Every block of this family's ``params.yaml`` declared as a settings dataclass, by its
+        path: each step's, the publish block's and any a family adds (the params reference
+        and the tests read them all from here)."""
+        found = {s.settings.block: s.settings.type for s in self.steps if s.settings is not None}
+        found[(self.name, "publish")] = self.publish_settings
+        return found
+
     def default_out(self, params: dict[str, Any]) -> Path:
         """Where ``publish`` writes by default: ``<family>.publish.out`` or ``published/<family>``."""
         from benchsmith.core.params import section

@@ -15,7 +15,7 @@ from benchsmith.cli import build_parser, main
 from benchsmith.commands.params_check import params_schema
 from benchsmith.commands.setting_flags import add_setting_flags, settings_of
 from benchsmith.core.params import section
-from benchsmith.core.settings import declared, settings_block
+from benchsmith.core.settings import declared, key_of, settings_block, settings_from
 from benchsmith.family.base import StepSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,22 +26,36 @@ def declared_steps() -> list[tuple[str, str, StepSettings]]:
             for step in family.steps if step.settings is not None]  # fmt: skip
 
 
+def held_to_its_declaration(block: tuple[str, ...], kind: type) -> None:
+    """The params check reads the declaration, and the shipped ``params.yaml`` holds every
+    declared key at its default (a key under ``sizes.{profile}``: the full profile's)."""
+    node = params_schema(scope=(block[0],))
+    for key in block:
+        node = node.fields[key]
+    for key, sub in settings_block(kind).fields.items():
+        assert node.fields[key] == sub, f"{'.'.join(block)}.{key}"
+    if len(block) > 1:  # a sub-block holds its declaration alone (a family's top holds more)
+        assert node == settings_block(kind)
+    shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), *block)
+    for name, (field, _) in declared(kind).items():
+        value: object = shipped
+        for part in key_of(kind, name, "full").split("."):
+            assert isinstance(value, dict) and part in value, (
+                f"params.yaml lacks {'.'.join(block)}.{key_of(kind, name, 'full')}"
+            )
+            value = value[part]
+        default = list(field.default) if isinstance(field.default, tuple) else field.default
+        default = str(default) if isinstance(default, Path) else default  # YAML holds a string
+        assert value == default, f"params.yaml's {name} is not the declared default"
+
+
 def test_a_family_declares_at_least_one_step_s_settings():
     assert ("mmneedle", "render") in {(f, s) for f, s, _ in declared_steps()}
 
 
 @pytest.mark.parametrize(("family", "step", "settings"), declared_steps())
 def test_one_declaration_is_the_schema_the_flags_and_the_shipped_params(family, step, settings):
-    node = params_schema(scope=(settings.block[0],))
-    for key in settings.block:
-        node = node.fields[key]
-    assert node == settings_block(settings.type)  # the params check reads the declaration
-    shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), *settings.block)
-    for name, (field, _) in declared(settings.type).items():
-        assert name in shipped, f"params.yaml lacks {'.'.join(settings.block)}.{name}"
-        default = list(field.default) if isinstance(field.default, tuple) else field.default
-        default = str(default) if isinstance(default, Path) else default  # YAML holds a string
-        assert shipped[name] == default, f"params.yaml's {name} is not the declared default"
+    held_to_its_declaration(settings.block, settings.type)
     parser = build_parser(["build", family, step, "--help"])
     words = ["build", family, step]
     for word in words:  # down to the step's own parser
@@ -101,7 +115,7 @@ def test_the_params_reference_is_the_declarations_own_text():
         block = ".".join(settings.block)
         assert f"<!-- settings: {block} -->" in page
         for name in declared(settings.type):
-            assert f"| `{block}.{name}` |" in page
+            assert f"| `{block}.{key_of(settings.type, name)}` |" in page
     with pytest.raises(SystemExit, match="no step declares settings block 'nope.block'"):
         module.rendered("<!-- settings: nope.block -->\n<!-- end settings -->")
 
@@ -174,3 +188,32 @@ def test_publish_settings_are_declared_once_and_the_family_gets_objects(family, 
     assert (given.max_shard_mb, kind.out_of(given)) == (8.0, Path("x"))
     inputs = inputs_of(args, kind.publish_inputs)
     assert type(inputs) is kind.publish_inputs and not isinstance(inputs, argparse.Namespace)
+
+
+def declared_blocks() -> list[tuple[tuple[str, ...], type]]:
+    return [(block, kind) for family in FAMILIES
+            for block, kind in family.declared_settings().items() if block[-1] != "publish"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("block", "kind"), declared_blocks(),
+                         ids=[".".join(b) for b, _ in declared_blocks()])  # fmt: skip
+def test_every_declared_block_is_its_schema_its_shipped_params_and_its_reference(block, kind):
+    """Blocks without a step of their own (MULTI's cleaning, near_duplicates, selection,
+    elite) are held to the same: one declaration, the schema, params.yaml and the docs."""
+    held_to_its_declaration(block, kind)
+    shipped = section(yaml.safe_load((ROOT / "params.yaml").read_text("utf-8")), *block)
+    made = settings_from(kind, shipped)  # the full profile's sizes
+    for name, (field, _) in declared(kind).items():
+        assert getattr(made, name) == field.default, f"{'.'.join(block)}.{name}"
+    page = (ROOT / "docs" / "params.md").read_text(encoding="utf-8")
+    assert f"<!-- settings: {'.'.join(block)} -->" in page
+
+
+def test_a_value_the_declaration_refuses_is_one_clear_error_naming_the_key(tmp_path, capsys):
+    params = tmp_path / "params.yaml"
+    params.write_text("multi:\n  selection:\n    h_form: cubic\n  near_duplicates:\n    ngram: 9\n")
+    code = main(["build", "multi", "select", str(tmp_path), "--params", str(params),
+                 "--out", str(tmp_path / "plan")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "multi.selection.h_form" in err and "harmonic" in err
+    assert "multi.near_duplicates.ngram" in err and not (tmp_path / "plan").exists()

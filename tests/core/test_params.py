@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig, Setting
+from benchsmith.builders.mmneedle.config import PlanConfig, PlanSettings, RenderConfig, Setting
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.settings import settings_from
 
 PARAMS_YAML = """\
 # comment line, as in the real params.yaml
@@ -118,8 +119,15 @@ def test_section() -> None:
     assert section(params) == params
 
 
+def plan_config(params: dict, seed: int | None = None, **flags) -> PlanConfig:
+    """The plan's config as ``build mmneedle plan`` makes it: the declared settings from the
+    ``mmneedle:`` block for the running profile, the flags given on top, and the seed."""
+    settings = settings_from(PlanSettings, section(params, "mmneedle"), flags, profile_of(params))
+    return PlanConfig.from_settings(settings, params.get("seed", 0) if seed is None else seed)
+
+
 def test_plan_config_sample_profile_sizes(tmp_path: Path) -> None:
-    config = PlanConfig.from_params(load_params(write_params(tmp_path, "sample")))
+    config = plan_config(load_params(write_params(tmp_path, "sample")))
     assert (config.pool_size, config.samples_per_config) == (20, 10)
     assert config.seed == 7
     assert config.order == "canonical"
@@ -129,25 +137,25 @@ def test_plan_config_sample_profile_sizes(tmp_path: Path) -> None:
 
 
 def test_plan_config_full_profile_sizes(tmp_path: Path) -> None:
-    config = PlanConfig.from_params(load_params(write_params(tmp_path, "full")))
+    config = plan_config(load_params(write_params(tmp_path, "full")))
     assert (config.pool_size, config.samples_per_config) == (10000, 9000)
 
 
 def test_plan_config_empty_params_uses_defaults() -> None:
-    assert PlanConfig.from_params({}) == PlanConfig()
+    assert plan_config({}) == PlanConfig()
 
 
 def test_plan_config_cli_overrides_win(tmp_path: Path) -> None:
     params = load_params(write_params(tmp_path, "sample"))
-    config = PlanConfig.from_params(
+    config = plan_config(
         params,
+        seed=99,
         order="legacy",
-        grids=[2, 4],
+        grids=(2, 4),
         haystack_sizes=None,
-        needle_counts=[1],
+        needle_counts=(1,),
         pool_size=5,
         samples_per_config=None,
-        seed=99,
     )
     assert config.order == "legacy"
     assert config.grids == (2, 4)
@@ -204,7 +212,7 @@ def test_plan_config_invalid_values(kwargs: dict) -> None:
 
 def test_plan_config_invalid_order_from_params() -> None:
     with pytest.raises(BenchsmithError) as info:
-        PlanConfig.from_params({"mmneedle": {"order": "shuffled"}})
+        plan_config({"mmneedle": {"order": "shuffled"}})
     assert "shuffled" in str(info.value)
 
 

@@ -80,3 +80,40 @@ def test_the_output_identity_leaves_out_where_the_work_runs():
     identity = output_identity(ToySettings())
     assert "workers" not in identity and identity["quality"] == 75
     assert list(identity) == ["quality", "filter", "angle", "gap", "sizes"]
+
+
+def test_a_setting_under_sizes_profile_is_one_block_per_profile_read_for_the_one_that_runs():
+    """``under="sizes.{profile}"``: the schema nests it, ``settings_from`` reads the running
+    profile's value (the declared default: the full benchmark's), and a bad value names the
+    key where it sits."""
+    from dataclasses import dataclass
+
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.schema import BlockOf
+    from benchsmith.core.settings import (
+        check_settings,
+        key_of,
+        setting,
+        settings_block,
+        settings_from,
+    )
+
+    @dataclass(frozen=True)
+    class Sized:
+        order: str = setting("canonical", "order", choices=("canonical", "legacy"))
+        pool_size: int = setting(10_000, "pool", minimum=1, under="sizes.{profile}")
+
+        def __post_init__(self) -> None:
+            check_settings(self, "toy")
+
+    block = settings_block(Sized)
+    assert set(block.fields) == {"order", "sizes"}
+    assert isinstance(block.fields["sizes"], BlockOf)
+    assert block.fields["sizes"].keys == ("sample", "full")
+    params = {"order": "legacy", "sizes": {"sample": {"pool_size": 20}}}
+    assert settings_from(Sized, params, profile="sample") == Sized("legacy", 20)
+    assert settings_from(Sized, params, profile="full") == Sized("legacy", 10_000)
+    assert settings_from(Sized, params, {"pool_size": 7}, profile="sample").pool_size == 7
+    assert key_of(Sized, "pool_size", "sample") == "sizes.sample.pool_size"
+    with pytest.raises(BenchsmithError, match=r"toy\.sizes\.<profile>\.pool_size must be"):
+        settings_from(Sized, {"sizes": {"full": {"pool_size": 0}}})

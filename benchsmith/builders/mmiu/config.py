@@ -13,7 +13,6 @@ from typing import Any
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
-from benchsmith.core.schema import declared_floats
 from benchsmith.core.settings import check_settings, setting, settings_from
 from benchsmith.family.publish_settings import PublishSettings
 
@@ -75,17 +74,35 @@ class FrameChoice:
     from every frame of the item.
     """
 
-    stride: int = 10
-    min_translation_m: float = 0.02
-    max_translation_m: float = 0.5
-    max_rotation_deg: float = 20.0
-    min_overlap: float = 0.5
-    depth_tolerance_m: float = 0.05
-    distractor_min_translation_m: float = 0.3
-    distractor_min_rotation_deg: float = 15.0
+    stride: int = setting(10, "frames i and i + stride make a pair", minimum=1, flag=False)
+    min_translation_m: float = setting(
+        0.02, "least camera motion of a pair, metres", minimum=0.0, flag=False
+    )
+    max_translation_m: float = setting(
+        0.5, "most camera motion of a pair, metres", minimum=0.0, flag=False
+    )
+    max_rotation_deg: float = setting(
+        20.0, "most camera rotation of a pair, degrees", minimum=0.0, maximum=180.0, flag=False
+    )
+    min_overlap: float = setting(
+        0.5, "share of frame i's depth pixels that must land in frame j", minimum=0.0,
+        maximum=1.0, flag=False,
+    )  # fmt: skip
+    depth_tolerance_m: float = setting(
+        0.05, "how far a moved depth pixel may be from frame j's depth, metres", minimum=0.0,
+        flag=False,
+    )  # fmt: skip
+    distractor_min_translation_m: float = setting(
+        0.3, "a distractor frame is at least this far (metres) from every frame of the item...",
+        minimum=0.0, flag=False,
+    )  # fmt: skip
+    distractor_min_rotation_deg: float = setting(
+        15.0, "... or turned at least this much (degrees)", minimum=0.0, maximum=180.0,
+        flag=False,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        declared_floats(self)  # params.yaml's 15 is the default 15.0: one hash
+        check_settings(self, "mmiu.frames.<profile>")  # 15 in params.yaml is 15.0: one hash
 
     def validate(self, key: str) -> None:
         if self.stride < 1:
@@ -107,14 +124,23 @@ DEFAULT_ITEMS = {"sample": 12, "full": 200}
 class OptionStyle:
     """How options are written (``mmiu.options``): every option of an item alike."""
 
-    n_options: int = 4
-    pose_decimals: int = 3  # metres -> millimetres; rotation entries to 1e-3
-    box_decimals: int = 2
-    box_max_iou: float = 0.25  # a distractor box overlaps its gold box at most this much
-    depth_display_max_m: float = 6.0  # depth maps are shown as 8-bit grey, 0..this many metres
+    n_options: int = setting(4, "options per item", minimum=2, maximum=9, flag=False)
+    pose_decimals: int = setting(
+        3, "decimals of a pose option (metres to millimetres; rotation entries to 1e-3)",
+        minimum=1, maximum=9, flag=False,
+    )  # fmt: skip
+    box_decimals: int = setting(2, "decimals of a box option", minimum=1, maximum=6, flag=False)
+    box_max_iou: float = setting(
+        0.25, "a distractor box overlaps its gold box at most this much (IoU)", minimum=0.0,
+        maximum=1.0, flag=False,
+    )  # fmt: skip
+    depth_display_max_m: float = setting(
+        6.0, "depth maps are shown as 8-bit grey from 0 to this many metres", minimum=0.1,
+        flag=False,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        declared_floats(self)
+        check_settings(self, "mmiu.options")
 
 
 @dataclass(frozen=True)
@@ -223,9 +249,7 @@ class MmiuConfig:
             DEFAULT_FRAMES[profile], **((settings.get("frames") or {}).get(profile) or {})
         )
         frames.validate(f"frames.{profile}")
-        options = OptionStyle(**(settings.get("options") or {}))
-        if options.n_options < 2:
-            raise _error("options.n_options", "must be >= 2")
+        options = settings_from(OptionStyle, settings.get("options"))
         sizes = (settings.get("sizes") or {}).get(profile) or {}
         return cls(
             mode=mode or settings.get("mode") or "rebuild",

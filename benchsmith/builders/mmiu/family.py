@@ -41,6 +41,11 @@ class MmiuFamily(Family):
         return MmiuPublication(args.plan_dir, args.shortcuts, settings.scannet_images,
                                cli.parse_roots(args.root), executor)  # fmt: skip
 
+    def declared_settings(self) -> dict[tuple[str, ...], type]:
+        from benchsmith.builders.mmiu.config import OptionStyle
+
+        return {**super().declared_settings(), ("mmiu", "options"): OptionStyle}
+
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
     ) -> RowAuditor:

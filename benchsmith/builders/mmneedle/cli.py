@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.builders.mmneedle.config import ORDERS, ImageCheckConfig, PlanConfig, RenderConfig
+from benchsmith.builders.mmneedle.config import (
+    ImageCheckConfig,
+    PlanConfig,
+    PlanSettings,
+    RenderConfig,
+)
 from benchsmith.core.command_inputs import argument, json_switch, metrics_file, params_file
 from benchsmith.core.metrics import write_metrics
 from benchsmith.core.params import DEFAULT_PARAMS_FILE, load_params, profile_of
@@ -24,7 +29,7 @@ CAPTIONS_HELP = "COCO captions_val2014.json"
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """What ``build mmneedle plan`` reads and writes, and the sizes a run may override."""
+    """What ``build mmneedle plan`` reads and writes (its settings: :class:`PlanSettings`)."""
 
     captions: Path = argument(CAPTIONS_HELP, required=True, metavar="FILE")
     out: Path = argument("plan folder (replaced atomically)", required=True, metavar="DIR")
@@ -37,42 +42,17 @@ class PlanInputs:
         "the legacy plan flags the samples twins spoil (without it: ids only)",
         metavar="FILE",
     )
-    grids: tuple[int, ...] | None = argument("grid sides N (default: 1 2 4 8)", metavar="N")
-    haystack_sizes: tuple[int, ...] | None = argument(
-        "images per haystack M (default: 1 10)", metavar="M"
-    )
-    needle_counts: tuple[int, ...] | None = argument(
-        "needles per sample K (default: 1 2 5)", metavar="K"
-    )
-    pool_size: int | None = argument("stitched images per grid (default: profile's)", metavar="N")
-    samples_per_config: int | None = argument(
-        "samples per config, half positive", metavar="N", flag="--samples"
-    )
     seed: int | None = argument("seed (default: params seed)", metavar="S")
-    order: str | None = argument(
-        "canonical: order-independent, no repeated image in a haystack, unambiguous captions; "
-        "legacy: replay the original code's random stream (reports its duplicates and "
-        "ambiguities)",
-        choices=ORDERS,
-    )
     params: Path | None = params_file()
 
 
-def run_plan(args: PlanInputs) -> int:
+def run_plan(args: PlanInputs, settings: PlanSettings) -> int:
     from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
     from benchsmith.sources.coco.reader import default_images_dir, read_captions
 
     params = load_params(args.params)
-    config = PlanConfig.from_params(
-        params,
-        order=args.order,
-        grids=args.grids,
-        haystack_sizes=args.haystack_sizes,
-        needle_counts=args.needle_counts,
-        pool_size=args.pool_size,
-        samples_per_config=args.samples_per_config,
-        seed=args.seed,
-    )
+    seed = args.seed if args.seed is not None else params.get("seed", 0)
+    config = PlanConfig.from_settings(settings, seed)
     found = args.params or (DEFAULT_PARAMS_FILE if DEFAULT_PARAMS_FILE.exists() else None)
     log(
         f"mmneedle plan: {len(config.settings())} configs x {config.samples_per_config} samples, "
@@ -242,6 +222,7 @@ STEPS = (
         "tables.",
         PlanInputs,
         run_plan,
+        settings=StepSettings(PlanSettings, ("mmneedle",)),
     ),
     Step(
         "render",

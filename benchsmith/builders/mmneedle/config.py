@@ -7,7 +7,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.params import profile_of, section
+from benchsmith.core.params import section
 from benchsmith.core.settings import check_settings, output_identity, setting, settings_from
 
 ORDERS = ("canonical", "legacy")
@@ -90,23 +90,46 @@ class PlanConfig:
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
     @classmethod
-    def from_params(cls, params: dict[str, Any], **overrides: Any) -> PlanConfig:
-        """Params file values, then non-None ``overrides`` (CLI flags) on top."""
-        mm = section(params, "mmneedle")
-        sizes = section(params, "mmneedle", "sizes", profile_of(params))
-        values: dict[str, Any] = {
-            "order": mm.get("order", cls.order),
-            "grids": tuple(mm.get("grids", cls.grids)),
-            "haystack_sizes": tuple(mm.get("haystack_sizes", cls.haystack_sizes)),
-            "needle_counts": tuple(mm.get("needle_counts", cls.needle_counts)),
-            "pool_size": int(sizes.get("pool_size", cls.pool_size)),
-            "samples_per_config": int(sizes.get("samples_per_config", cls.samples_per_config)),
-            "seed": int(params.get("seed", cls.seed)),
-        }
-        for key, value in overrides.items():
-            if value is not None:
-                values[key] = tuple(value) if isinstance(value, list) else value
-        return cls(**values)
+    def from_settings(cls, settings: PlanSettings, seed: int) -> PlanConfig:
+        """The plan's config: its declared settings (``mmneedle:`` and the flags) and the seed."""
+        return cls(settings.order, settings.grids, settings.haystack_sizes,
+                   settings.needle_counts, settings.pool_size, settings.samples_per_config,
+                   int(seed))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """What the plan draws (the top of ``mmneedle:``, and ``mmneedle.sizes.<profile>``): the
+    paper's settings, their sizes and the order. Each setting is declared once, here: the
+    params schema, the ``build mmneedle plan`` flags and the params reference are read from
+    it; the sizes' defaults are the full benchmark's (what a run without params.yaml builds)."""
+
+    order: str = setting(
+        "canonical", "canonical: order-independent, no repeated image in a haystack, "
+        "unambiguous captions; legacy: replay the original code's random stream (reports its "
+        "duplicates and ambiguities)", choices=ORDERS,
+    )  # fmt: skip
+    grids: tuple[int, ...] = setting((1, 2, 4, 8), "grid sides N", minimum=1, metavar="N")
+    haystack_sizes: tuple[int, ...] = setting(
+        (1, 10), "images per haystack M", minimum=1, metavar="M"
+    )
+    needle_counts: tuple[int, ...] = setting(
+        (1, 2, 5), "needles per sample K", minimum=1, metavar="K"
+    )
+    pool_size: int = setting(
+        10_000, "stitched images per grid", minimum=1, metavar="N", under="sizes.{profile}"
+    )
+    samples_per_config: int = setting(
+        10_000, "samples per config, half positive", minimum=1, metavar="N",
+        aliases=("--samples",), under="sizes.{profile}",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("grids", "haystack_sizes", "needle_counts"):
+            if not getattr(self, name):
+                raise BenchsmithError(f"mmneedle.{name} is empty", fix=f"list mmneedle.{name} "
+                                      "in params.yaml (or pass --" + name.replace("_", "-") + ")")  # fmt: skip
+        check_settings(self, "mmneedle")
 
 
 RESAMPLE_FILTERS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")

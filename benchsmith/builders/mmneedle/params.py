@@ -8,28 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.mmneedle.config import ORDERS, ImageCheckConfig, RenderConfig
-from benchsmith.core.schema import Block, BlockOf, ListOf, Value
+from benchsmith.builders.mmneedle.config import ImageCheckConfig, PlanSettings, RenderConfig
 from benchsmith.core.settings import settings_block
-
-_COUNTS = ListOf(Value("int", minimum=1), non_empty=True)
 
 
 def params_fields() -> dict[str, Any]:
     return {
-        "order": Value("str", choices=ORDERS),
-        "grids": _COUNTS,
-        "haystack_sizes": _COUNTS,
-        "needle_counts": _COUNTS,
-        "sizes": BlockOf(
-            Block(
-                {
-                    "pool_size": Value("int", minimum=1),
-                    "samples_per_config": Value("int", minimum=1),
-                }
-            ),
-            keys=("sample", "full"),
-        ),
+        **settings_block(PlanSettings).fields,  # order, grids, ..., sizes.<profile>
         "render": settings_block(RenderConfig),  # declared once, on the dataclass
         "image_check": settings_block(ImageCheckConfig),
     }

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, setting
+from benchsmith.core.settings import check_settings, setting, settings_from
 from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
 QUESTION_TYPES = ("SA", "MA", "FB", "OP", "Other")
@@ -75,9 +75,21 @@ class OcrSettings:
 class Cleaning:
     """What the paper's annotation and post-processing rounds fix (``multi.cleaning``)."""
 
-    apply_to: str = "crawled"  # which problems may be rewritten (flags are always recorded)
-    remove_hints: bool = True  # "(注意：多选)", "<多选>", "【提示】..." give the type away
-    split_parallel_blanks: bool = True  # ①...[MASK]；②...[MASK] become one question each
+    apply_to: str = setting(
+        "crawled", "whose questions cleaning may rewrite (flags are always recorded): crawled, "
+        "all (the release too) or none", choices=APPLY_TO, flag=False,
+    )  # fmt: skip
+    remove_hints: bool = setting(
+        True, 'remove hints that give the answer\'s form away ("(注意：多选)", "<多选>", '
+        '"【提示】...")', flag=False,
+    )  # fmt: skip
+    split_parallel_blanks: bool = setting(
+        True, "split parallel blanks (①...[MASK]；②...[MASK]) into one question per part",
+        flag=False,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self, "multi.cleaning")
 
 
 @dataclass(frozen=True)
@@ -88,26 +100,62 @@ class NearDuplicates:
     answers agree) and images pairwise within ``image_bits`` pHash bits (or both questions
     without images)."""
 
-    enabled: bool = True
-    ngram: int = 3
-    num_perm: int = 128
-    bands: int = 32
-    min_jaccard: float = 0.6
-    image_bits: int = 8
-    min_stem_chars: int = 12  # a stem this long (normalised characters) can match on its own
+    enabled: bool = setting(True, "remove near-duplicate questions across every source", flag=False)
+    ngram: int = setting(
+        3, "character n-grams of the normalised text", minimum=1, maximum=8, flag=False
+    )
+    num_perm: int = setting(128, "MinHash hashes per question", minimum=8, maximum=1024, flag=False)
+    bands: int = setting(
+        32, "LSH bands of num_perm/bands hashes each (32 bands of 4: a pair at Jaccard 0.6 is a "
+        "candidate with probability 0.99); must divide num_perm", minimum=1, maximum=512, flag=False,
+    )  # fmt: skip
+    min_jaccard: float = setting(
+        0.6, "n-gram Jaccard that confirms a candidate pair (full texts, or stems)",
+        minimum=0.0, maximum=1.0, flag=False,
+    )  # fmt: skip
+    image_bits: int = setting(
+        8, "pHash bits within which the pair's images must agree", minimum=0, maximum=32,
+        flag=False,
+    )  # fmt: skip
+    min_stem_chars: int = setting(
+        12, "normalised characters a stem needs to match on its own (answers agreeing)",
+        minimum=1, flag=False,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self, "multi.near_duplicates")
 
 
 @dataclass(frozen=True)
 class Selection:
     """Appendix D (``multi.selection``): knowledge buckets, content score, quotas."""
 
-    apply_to: str = "crawled"
-    p: float = 0.5
-    m: int = 1
-    h_form: str = "harmonic"
-    weights: tuple[float, float, float] = (1.0, 0.1, 0.5)  # question, answer, analysis
-    a: float = 1.0  # weight of the character count
-    b: float = 1.0  # weight of the image count
+    apply_to: str = setting(
+        "crawled", "whose questions the selection draws from (the release is already the "
+        "authors' selection): crawled, all or none", choices=APPLY_TO, flag=False,
+    )  # fmt: skip
+    p: float = setting(
+        0.5, "Appendix D's keep probability p (the paper leaves it open)", minimum=0.0,
+        maximum=1.0, flag=False,
+    )  # fmt: skip
+    m: int = setting(1, "Appendix D's head/tail width m (the paper leaves it open)", minimum=0,
+                     flag=False)  # fmt: skip
+    h_form: str = setting(
+        "harmonic", "content-score normaliser H: harmonic L*Lbar/(L+Lbar) or ratio "
+        "2*L*Lbar/(L^2+Lbar^2) (the paper prints both)", choices=H_FORMS, flag=False,
+    )  # fmt: skip
+    weights: tuple[float, float, float] = setting(
+        (1.0, 0.1, 0.5), "weights of the question, answer and analysis lengths", minimum=0.0,
+        flag=False,
+    )  # fmt: skip
+    a: float = setting(1.0, "weight of the character count", minimum=0.0, flag=False)
+    b: float = setting(1.0, "weight of the image count", minimum=0.0, flag=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.weights, tuple | list) or len(self.weights) != 3:
+            raise _error("selection.weights", "give three weights: question, answer, analysis")
+        object.__setattr__(self, "weights", tuple(float(w) for w in self.weights))
+        check_settings(self, "multi.selection")
 
 
 @dataclass(frozen=True)
@@ -115,8 +163,21 @@ class Elite:
     """Which questions are Elite (``multi.elite``): the release's hard list as published, a hard
     list file (e.g. from ``build multi elite``), or none."""
 
-    mode: str = "published"
-    hard_list: str | None = None
+    mode: str = setting(
+        "published", "published (the release's hard list), file (hard_list) or none",
+        choices=ELITE_MODES, flag=False,
+    )  # fmt: skip
+    hard_list: str | None = setting(
+        None, "a hard list from `benchsmith build multi elite`, for mode: file",
+        metavar="FILE", flag=False,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self, "multi.elite")
+
+
+SETTINGS_BLOCKS = {"cleaning": Cleaning, "near_duplicates": NearDuplicates,
+                   "selection": Selection, "elite": Elite}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -142,31 +203,16 @@ class MultiConfig:
 def config_from_dict(data: dict[str, Any]) -> MultiConfig:
     """The config a plan recorded (``as_dict``), or a ``multi:`` block, back as dataclasses."""
     parts: dict[str, Any] = {}
-    for key, kind in (("cleaning", Cleaning), ("near_duplicates", NearDuplicates),
-                      ("selection", Selection), ("elite", Elite)):  # fmt: skip
-        values = dict(data.get(key) or {})
-        if "weights" in values:
-            values["weights"] = tuple(float(w) for w in values["weights"])
-            if len(values["weights"]) != 3:
-                raise _error("selection.weights", "give three weights: question, answer, analysis")
-        parts[key] = kind(**values)
+    for key, kind in SETTINGS_BLOCKS.items():
+        parts[key] = settings_from(kind, data.get(key) or {})
     config = MultiConfig(seed=int(data.get("seed") or 0), **parts)
     check_config(config)
     return config
 
 
 def check_config(config: MultiConfig) -> None:
-    if config.cleaning.apply_to not in APPLY_TO:
-        raise _error("cleaning.apply_to", f"one of {APPLY_TO}")
-    if config.selection.apply_to not in APPLY_TO:
-        raise _error("selection.apply_to", f"one of {APPLY_TO}")
-    if config.selection.h_form not in H_FORMS:
-        raise _error("selection.h_form", f"one of {H_FORMS}")
-    if not 0 <= config.selection.p <= 1:
-        raise _error("selection.p", "a probability from 0 to 1")
+    """What one block's declarations cannot say: settings that must agree with each other."""
     if config.near_duplicates.num_perm % config.near_duplicates.bands:
         raise _error("near_duplicates.bands", "must divide near_duplicates.num_perm")
-    if config.elite.mode not in ELITE_MODES:
-        raise _error("elite.mode", f"one of {ELITE_MODES}")
     if config.elite.mode == "file" and not config.elite.hard_list:
         raise _error("elite.hard_list", "mode `file` needs the hard list's path")

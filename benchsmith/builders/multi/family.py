@@ -36,6 +36,12 @@ class MultiFamily(Family):
 
         return MultiPublication(args.plan_dir, cli.parse_roots(args.root))
 
+    def declared_settings(self) -> dict[tuple[str, ...], type]:
+        from benchsmith.builders.multi.config import SETTINGS_BLOCKS
+
+        blocks = {("multi", name): kind for name, kind in SETTINGS_BLOCKS.items()}
+        return {**super().declared_settings(), **blocks}
+
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]
     ) -> RowAuditor:
