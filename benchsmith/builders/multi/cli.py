@@ -36,6 +36,12 @@ def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
     return parse_root_flags(list(values), ROOT_NAMES, "multi")
 
 
+def select_step_folder() -> Any:
+    """``PLAN_DIR``, the select step's folder (optional: ``data/multi/plan``)."""
+    return argument(f"folder of the select step (default {DEFAULT_PLAN})", positional=True,
+                    optional=True, default=DEFAULT_PLAN, metavar="PLAN_DIR")  # fmt: skip
+
+
 def multi_config(params: dict[str, Any], seed: int | None = None):
     from benchsmith.builders.multi.config import MultiConfig
 
@@ -171,13 +177,7 @@ class EliteInputs:
         required=True,
         metavar="FILE",
     )
-    plan_dir: Path = argument(
-        f"folder of the select step (default {DEFAULT_PLAN})",
-        positional=True,
-        optional=True,
-        default=DEFAULT_PLAN,
-        metavar="PLAN_DIR",
-    )
+    plan_dir: Path = select_step_folder()
     text_only: tuple[str, ...] = argument(
         "a run that saw no images: skipped on image questions", repeat=True, metavar="NAME"
     )
@@ -202,13 +202,7 @@ def run_elite(args: EliteInputs) -> ScoreRunsRequest:
 class PublishInputs:
     """What ``publish multi`` reads: the select step's plan."""
 
-    plan_dir: Path = argument(
-        f"folder of the select step (default {DEFAULT_PLAN})",
-        positional=True,
-        optional=True,
-        default=DEFAULT_PLAN,
-        metavar="PLAN_DIR",
-    )
+    plan_dir: Path = select_step_folder()
     root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the plan")
 
 
