@@ -47,8 +47,9 @@ def table(block: str, cls: type) -> str:
         allowed = value_node(cls, name).describe()
         names = [f"`--{name.replace('_', '-')}`", *(f"`{a}`" for a in info.aliases)]
         flag = f"; flag {' or '.join(names)}" if info.flag else ""
+        others = "".join(f" ({profile}: {_shown(v)})" for profile, v in info.profile_defaults)
         rows.append(
-            f"| `{block}.{key_of(cls, name)}` | {_shown(field.default)} | {info.help} "
+            f"| `{block}.{key_of(cls, name)}` | {_shown(field.default)}{others} | {info.help} "
             f"({allowed}{flag}) |"
         )
     return "\n".join(rows) + "\n"

@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         for step in family.steps:
             step_parser = steps.add_parser(step.name, help=step.help, description=step.description)
             add_input_flags(step_parser, step.inputs)
-            if step.settings is not None:
-                add_setting_flags(step_parser, step.settings)
+            for settings in step.all_settings:
+                add_setting_flags(step_parser, settings)
             step_parser.set_defaults(handler=functools.partial(run_step, step))
 
 
@@ -41,10 +41,7 @@ def run_step(step: Step, args: argparse.Namespace) -> int:
     writes here; a step that needs runs scored gets them scored here by its family's scorer:
     no family calls the publisher or the scoring package itself."""
     inputs = inputs_of(args, step.inputs)
-    if step.settings is not None:
-        result = step.run(inputs, settings_of(args, step.settings))
-    else:
-        result = step.run(inputs)
+    result = step.run(inputs, *(settings_of(args, settings) for settings in step.all_settings))
     if isinstance(result, PublishRequest):
         from benchsmith.publish.publisher import publish
 

@@ -43,6 +43,8 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
         default = "null" if field.default is None else field.default
         if isinstance(default, tuple):
             default = " ".join(map(str, default)) or "none"
+        if info.profile_defaults:
+            default = f"{default} ({', '.join(f'{k}: {v}' for k, v in info.profile_defaults)})"
         kind, nargs = _flag_type(hints[name])
         group.add_argument(
             "--" + name.replace("_", "-"),

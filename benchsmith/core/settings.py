@@ -45,6 +45,8 @@ class SettingInfo:
     # where the key sits below the block, when not at its top: "sizes.{profile}" puts it in
     # one block per profile (mmneedle.sizes.sample.pool_size), read for the profile that runs
     under: str | None = None
+    # defaults of other profiles than full's, for a key under "sizes.{profile}": (("sample", 12),)
+    profile_defaults: tuple[tuple[str, Any], ...] = ()
 
 
 def setting(
@@ -59,12 +61,13 @@ def setting(
     shapes_output: bool = True,
     aliases: tuple[str, ...] = (),
     under: str | None = None,
+    profile_defaults: Mapping[str, Any] | None = None,
 ) -> Any:
     """A settings field (use as ``name: int = setting(75, "...", minimum=1)``). A field
     ``under="sizes.{profile}"`` is a key of ``<block>.sizes.<profile>``; its ``default`` is
-    the full profile's (what runs without a params file)."""
+    the full profile's, ``profile_defaults`` another profile's (``{"sample": 12}``)."""
     info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output,
-                       tuple(aliases), under)  # fmt: skip
+                       tuple(aliases), under, tuple((profile_defaults or {}).items()))  # fmt: skip
     return dataclasses.field(default=default, metadata={META_KEY: info})
 
 
@@ -182,10 +185,12 @@ def settings_from(
     check, which names them."""
     names = declared(cls)
     values = {}
-    for name in names:
+    for name, (_, info) in names.items():
         found = _lookup(block, key_of(cls, name, profile))
         if found is not _MISSING:
             values[name] = found
+        elif profile in dict(info.profile_defaults):
+            values[name] = dict(info.profile_defaults)[profile]
     values.update({k: v for k, v in (overrides or {}).items() if v is not None and k in names})
     hints = typing.get_type_hints(cls)
     for name, value in values.items():

@@ -66,7 +66,16 @@ class Step:
     # an exit status; a folder to publish (the CLI hands it to the one publisher); or runs to
     # score with the family's scorer before the step goes on
     run: Callable[..., int | PublishRequest | ScoreRunsRequest]
-    settings: StepSettings | None = None
+    # one block, or several (run(inputs, first, second, ...)): MMIU's plan reads what it
+    # builds from mmiu: and where it runs from mmiu.plan
+    settings: StepSettings | tuple[StepSettings, ...] | None = None
+
+    @property
+    def all_settings(self) -> tuple[StepSettings, ...]:
+        """The step's settings blocks, in the order ``run`` receives them."""
+        if self.settings is None:
+            return ()
+        return self.settings if isinstance(self.settings, tuple) else (self.settings,)
 
 
 @dataclass(frozen=True)
@@ -386,7 +395,7 @@ class Family(ABC):
         """Every block of this family's ``params.yaml`` declared as a settings dataclass, by its
         path: each step's, the publish block's and any a family adds (the params reference
         and the tests read them all from here)."""
-        found = {s.settings.block: s.settings.type for s in self.steps if s.settings is not None}
+        found = {one.block: one.type for s in self.steps for one in s.all_settings}
         found[(self.name, "publish")] = self.publish_settings
         return found
 

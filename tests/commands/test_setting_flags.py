@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def declared_steps() -> list[tuple[str, str, StepSettings]]:
-    return [(family.name, step.name, step.settings) for family in FAMILIES
-            for step in family.steps if step.settings is not None]  # fmt: skip
+    return [(family.name, step.name, settings) for family in FAMILIES
+            for step in family.steps for settings in step.all_settings]  # fmt: skip
 
 
 def held_to_its_declaration(block: tuple[str, ...], kind: type) -> None:

@@ -102,6 +102,8 @@ def test_a_setting_under_sizes_profile_is_one_block_per_profile_read_for_the_one
     class Sized:
         order: str = setting("canonical", "order", choices=("canonical", "legacy"))
         pool_size: int = setting(10_000, "pool", minimum=1, under="sizes.{profile}")
+        items: int = setting(200, "items", minimum=1, under="sizes.{profile}",
+                             profile_defaults={"sample": 12})  # fmt: skip
 
         def __post_init__(self) -> None:
             check_settings(self, "toy")
@@ -111,8 +113,11 @@ def test_a_setting_under_sizes_profile_is_one_block_per_profile_read_for_the_one
     assert isinstance(block.fields["sizes"], BlockOf)
     assert block.fields["sizes"].keys == ("sample", "full")
     params = {"order": "legacy", "sizes": {"sample": {"pool_size": 20}}}
-    assert settings_from(Sized, params, profile="sample") == Sized("legacy", 20)
-    assert settings_from(Sized, params, profile="full") == Sized("legacy", 10_000)
+    assert settings_from(Sized, params, profile="sample") == Sized("legacy", 20, 12)
+    assert settings_from(Sized, params, profile="full") == Sized("legacy", 10_000, 200)
+    # a profile's own default stands in for its absent key; the block's value wins over it
+    params["sizes"]["sample"]["items"] = 30
+    assert settings_from(Sized, params, profile="sample").items == 30
     assert settings_from(Sized, params, {"pool_size": 7}, profile="sample").pool_size == 7
     assert key_of(Sized, "pool_size", "sample") == "sizes.sample.pool_size"
     with pytest.raises(BenchsmithError, match=r"toy\.sizes\.<profile>\.pool_size must be"):

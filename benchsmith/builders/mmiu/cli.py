@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from benchsmith.builders.mmiu.config import ScenePlanSettings, ShortcutGate
+from benchsmith.builders.mmiu.config import MmiuPlanSettings, ScenePlanSettings, ShortcutGate
 from benchsmith.core.command_inputs import (
     argument,
     json_switch,
@@ -54,19 +53,10 @@ class PlanInputs:
         f"{DEFAULT_SOURCES['coco']})",
         metavar="DIR",
     )
-    mode: str | None = argument(
-        "rebuild: our construction from ScanNet and COCO (default, mmiu.mode); ingest: read the "
-        "official MMIU release into the same schema and flag its known faults",
-        choices=("rebuild", "ingest"),
-    )
     ingest_dir: Path | None = argument(
         "the unzipped official release: all.parquet and the relationship image folders (ingest "
         "mode; default: mmiu.sources.ingest_dir)",
         metavar="DIR",
-    )
-    tasks: tuple[str, ...] | None = argument("tasks to build (default: all)", metavar="TASK")
-    seed: int | None = argument(
-        "build seed (default: mmiu.seed, else the params seed)", metavar="S"
     )
     params: Path | None = params_file()
     out: Path = argument(
@@ -76,23 +66,9 @@ class PlanInputs:
     )
 
 
-def mmiu_config(params: dict[str, Any], args: PlanInputs):
+def run_plan(args: PlanInputs, top: MmiuPlanSettings, survey: ScenePlanSettings) -> int:
+    """``top``: what the plan builds (``mmiu:``); ``survey``: where it runs (``mmiu.plan``)."""
     from benchsmith.builders.mmiu.config import MmiuConfig
-
-    settings = section(params, "mmiu")
-    seed = getattr(args, "seed", None)
-    if seed is None:
-        seed = settings.get("seed") if settings.get("seed") is not None else params.get("seed")
-    return MmiuConfig.from_params(
-        settings,
-        profile_of(params),
-        seed=seed,
-        tasks=getattr(args, "tasks", None),
-        mode=getattr(args, "mode", None),
-    )
-
-
-def run_plan(args: PlanInputs, survey: ScenePlanSettings) -> int:
     from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 
     params = load_params(args.params)
@@ -101,7 +77,8 @@ def run_plan(args: PlanInputs, survey: ScenePlanSettings) -> int:
         name: flag or configured.get(name) or DEFAULT_SOURCES[name]
         for name, flag in (("scannet", args.scannet), ("coco", args.coco))
     }
-    config = mmiu_config(params, args)
+    seed = top.seed if top.seed is not None else params.get("seed", 0)
+    config = MmiuConfig.from_settings(top, section(params, "mmiu"), profile_of(params), seed)
     release = args.ingest_dir or configured.get("ingest_dir")
     sources = MmiuSources(
         Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
@@ -209,7 +186,10 @@ STEPS = (
         "same bytes.",
         PlanInputs,
         run_plan,
-        settings=StepSettings(ScenePlanSettings, ("mmiu", "plan")),
+        settings=(
+            StepSettings(MmiuPlanSettings, ("mmiu",)),
+            StepSettings(ScenePlanSettings, ("mmiu", "plan")),
+        ),
     ),
     Step(
         "check",

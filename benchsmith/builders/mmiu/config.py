@@ -217,6 +217,36 @@ class ShortcutGate:
 
 
 @dataclass(frozen=True)
+class MmiuPlanSettings:
+    """What the plan builds (the top of ``mmiu:``, and ``mmiu.sizes.<profile>``); where it
+    surveys ScanNet is :class:`ScenePlanSettings`. Each setting is declared once, here: the
+    params schema, the ``build mmiu plan`` flags and the params reference are read from it."""
+
+    mode: str = setting(
+        "rebuild", "rebuild: our construction from ScanNet and COCO; ingest: read the official "
+        "MMIU release into the same schema and flag its known faults", choices=MODES,
+    )  # fmt: skip
+    tasks: tuple[str, ...] = setting(TASKS, "tasks to build", choices=TASKS, metavar="TASK")
+    seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
+                               metavar="S")  # fmt: skip
+    scene_split: str = setting(
+        "all", "the scenes items come from: all of scans/, or a ScanNet split list (train, val, "
+        "test)", choices=SCENE_SPLITS,
+    )  # fmt: skip
+    jigsaw_grid: int = setting(2, "jigsaw pieces per side (2: a 2x2 puzzle)", minimum=2,
+                               maximum=4, metavar="N")  # fmt: skip
+    items_per_task: int = setting(
+        DEFAULT_ITEMS["full"], "items per task", minimum=1, metavar="N", under="sizes.{profile}",
+        profile_defaults={"sample": DEFAULT_ITEMS["sample"]},
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise _error("tasks", "name at least one task")
+        check_settings(self, "mmiu")
+
+
+@dataclass(frozen=True)
 class MmiuConfig:
     mode: str = "rebuild"
     profile: str = "sample"
@@ -238,29 +268,34 @@ class MmiuConfig:
         tasks: list[str] | None = None,
         mode: str | None = None,
     ) -> MmiuConfig:
-        """The config from the ``mmiu:`` block (already schema-checked), flags winning."""
+        """The config from the ``mmiu:`` block (already schema-checked), the given values
+        winning."""
+        top = settings_from(MmiuPlanSettings, settings, {"seed": seed, "tasks": tasks,
+                                                         "mode": mode}, profile)  # fmt: skip
+        return cls.from_settings(top, settings, profile, top.seed or 0)
+
+    @classmethod
+    def from_settings(
+        cls, top: MmiuPlanSettings, settings: dict[str, Any], profile: str, seed: int
+    ) -> MmiuConfig:
+        """The config from the declared settings ``top`` (``mmiu:`` and the flags), the
+        per-profile frames and the options of the ``mmiu:`` block ``settings``, and ``seed``."""
         if profile not in PROFILES:
             raise BenchsmithError(f"unknown profile {profile!r}", fix="profile: sample or full")
-        chosen = tuple(tasks or settings.get("tasks") or TASKS)
-        unknown = [t for t in chosen if t not in TASKS]
-        if unknown:
-            raise _error("tasks", f"unknown task(s) {unknown}; known: {list(TASKS)}")
         frames = replace(
             DEFAULT_FRAMES[profile], **((settings.get("frames") or {}).get(profile) or {})
         )
         frames.validate(f"frames.{profile}")
-        options = settings_from(OptionStyle, settings.get("options"))
-        sizes = (settings.get("sizes") or {}).get(profile) or {}
         return cls(
-            mode=mode or settings.get("mode") or "rebuild",
+            mode=top.mode,
             profile=profile,
-            seed=int(seed if seed is not None else settings.get("seed") or 0),
-            tasks=tuple(t for t in TASKS if t in chosen),
-            items_per_task=int(sizes.get("items_per_task", DEFAULT_ITEMS[profile])),
-            scene_split=str(settings.get("scene_split") or "all"),
+            seed=int(seed),
+            tasks=tuple(t for t in TASKS if t in top.tasks),
+            items_per_task=top.items_per_task,
+            scene_split=top.scene_split,
             frames=frames,
-            options=options,
-            jigsaw_grid=int(settings.get("jigsaw_grid") or 2),
+            options=settings_from(OptionStyle, settings.get("options")),
+            jigsaw_grid=top.jigsaw_grid,
         )
 
     def as_dict(self) -> dict[str, Any]:
