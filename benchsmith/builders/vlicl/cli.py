@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.vlicl.config import LeakageConfig
+from benchsmith.builders.vlicl.config import LeakageConfig, VliclPlanSettings
 from benchsmith.core.command_inputs import (
     argument,
     json_switch,
@@ -43,11 +43,6 @@ class PlanInputs:
     """What ``build vlicl plan`` reads and writes."""
 
     json: bool = json_switch("counts per task")
-    mode: str | None = argument(
-        "rebuild: our construction from the raw sources (default); ingest: read the official "
-        "VL-ICL release (faithful, versioned separately)",
-        choices=("rebuild", "ingest"),
-    )
     ingest_dir: Path | None = argument(
         "VL-ICL release folder holding <task>/query.json (ingest mode)", metavar="DIR"
     )
@@ -64,8 +59,6 @@ class PlanInputs:
         "font for the operator images (default: Pillow's embedded font; sha256 recorded)",
         metavar="TTF",
     )
-    tasks: tuple[str, ...] | None = argument("tasks to build (default: all)", metavar="TASK")
-    seed: int | None = argument("build seed (default: vlicl.seed, else params seed)", metavar="S")
     params: Path | None = params_file()
     out: Path = argument(
         f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
@@ -90,16 +83,17 @@ def source_folders(settings: dict[str, Any], args: PlanInputs) -> dict[str, Path
     return out
 
 
-def run_plan(args: PlanInputs) -> int:
+def run_plan(args: PlanInputs, top: VliclPlanSettings) -> int:
+    """``top``: what the plan builds (``vlicl:`` and the flags given)."""
     from benchsmith.builders.vlicl.config import VliclConfig
     from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 
     params = load_params(args.params)
     settings = section(params, "vlicl")
-    seed = args.seed if args.seed is not None else settings.get("seed", params.get("seed"))
-    config = VliclConfig.from_params(
-        settings, profile_of(params), mode=args.mode, seed=seed, tasks=args.tasks
-    )
+    seed = top.seed if top.seed is not None else params.get("seed", 0)
+    config = VliclConfig.from_params(settings, profile_of(params), mode=top.mode, seed=seed,
+                                     tasks=top.tasks, episode_seeds=top.episode_seeds,
+                                     samplers=top.samplers)  # fmt: skip
     summary = build_vlicl(config, VliclSources(**source_folders(settings, args)), args.out)
     print_json(
         {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes}, args.json
@@ -162,6 +156,7 @@ STEPS = (
         "default to those `benchsmith source prepare miniimagenet|clevr` put in data/sources/.",
         PlanInputs,
         run_plan,
+        settings=StepSettings(VliclPlanSettings, ("vlicl",)),
     ),
     Step(
         "leakage",

@@ -12,7 +12,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, setting
+from benchsmith.core.settings import check_settings, setting, settings_from
 
 TASKS = (
     "open_mi",
@@ -244,23 +244,48 @@ class VliclConfig:
             if task not in TASKS:
                 raise _fail(f"shots given for unknown task {task!r}", "shots")
             shots[task] = tuple(int(v) for v in values)
-        values: dict[str, Any] = {
-            "profile": profile,
-            "mode": section.get("mode", cls.mode),
-            "seed": int(section.get("seed", cls.seed)),
-            "tasks": tuple(section.get("tasks", TASKS)),
-            "sizes": sizes,
-            "words": tuple(section.get("words", NONSENSE_WORDS)),
-            "shots": shots,
-            "episode_seeds": tuple(
-                int(s) for s in section.get("episode_seeds", DEFAULT_EPISODE_SEEDS)
-            ),
-            "samplers": tuple(section.get("samplers", SAMPLERS)),
-        }
-        for key, value in overrides.items():
-            if value is not None:
-                values[key] = tuple(value) if isinstance(value, list) else value
-        return cls(**values)
+        top = settings_from(VliclPlanSettings, section, overrides)
+        return cls(
+            profile=profile,
+            mode=top.mode,
+            seed=int(top.seed or 0),
+            tasks=top.tasks,
+            sizes=sizes,
+            words=tuple(section.get("words", NONSENSE_WORDS)),
+            shots=shots,
+            episode_seeds=tuple(int(s) for s in top.episode_seeds),
+            samplers=top.samplers,
+        )
+
+
+@dataclass(frozen=True)
+class VliclPlanSettings:
+    """What the plan builds (the top of ``vlicl:``): the mode, the tasks, the seeds and the
+    samplers. Each is declared once, here: the params schema, the ``build vlicl plan`` flags
+    and the params reference are read from it (the per-task sizes, shots and words are read
+    by :meth:`VliclConfig.from_params`)."""
+
+    mode: str = setting(
+        "rebuild", "rebuild: our construction from the raw sources; ingest: read the official "
+        "VL-ICL release (faithful, versioned separately)", choices=MODES,
+    )  # fmt: skip
+    tasks: tuple[str, ...] = setting(TASKS, "tasks to build", choices=TASKS, metavar="TASK")
+    seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
+                               metavar="S")  # fmt: skip
+    episode_seeds: tuple[int, ...] = setting(
+        DEFAULT_EPISODE_SEEDS, "few-shot episodes are materialised for each seed", minimum=0,
+        metavar="S",
+    )  # fmt: skip
+    samplers: tuple[str, ...] = setting(
+        SAMPLERS, "hashed: order-independent; legacy: replays the original random stream",
+        choices=SAMPLERS, metavar="SAMPLER",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("tasks", "episode_seeds", "samplers"):
+            if not getattr(self, name):
+                raise _fail(f"vlicl.{name} is empty", name)
+        check_settings(self, "vlicl")
 
 
 DEFAULT_IMAGE_THRESHOLD = 4

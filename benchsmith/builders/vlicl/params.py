@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.vlicl.config import MODES, PROFILES, SAMPLERS, TASKS, LeakageConfig
+from benchsmith.builders.vlicl.config import PROFILES, TASKS, LeakageConfig, VliclPlanSettings
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 from benchsmith.core.settings import settings_block
 
@@ -28,13 +28,9 @@ def _sizes() -> Block:
 
 def params_fields() -> dict[str, Any]:
     return {
-        "mode": Value("str", choices=MODES),
-        "seed": Value("int", minimum=0),
-        "tasks": ListOf(Value("str", choices=TASKS), non_empty=True),
+        **settings_block(VliclPlanSettings).fields,  # mode, tasks, seed, episode seeds, samplers
         "words": ListOf(Value("str"), non_empty=True),
         "shots": BlockOf(ListOf(Value("int", minimum=0)), keys=TASKS),
-        "episode_seeds": ListOf(Value("int", minimum=0), non_empty=True),
-        "samplers": ListOf(Value("str", choices=SAMPLERS), non_empty=True),
         "sizes": BlockOf(_sizes(), keys=PROFILES),
         "sources": Block(
             {
