@@ -19,9 +19,11 @@ dataclass per stage; a field's metadata carries the rest without a second class 
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
@@ -197,6 +199,19 @@ def settings_from(
         if typing.get_origin(hints[name]) is tuple and isinstance(value, list):
             values[name] = tuple(value)
     return cls(**values)
+
+
+def paths_as_paths(instance: Any) -> None:
+    """Give every ``Path`` (or ``Path | None``) field of a frozen settings dataclass a
+    ``Path``: ``params.yaml`` and a flag give strings. Call from ``__post_init__``."""
+    for name, hint in typing.get_type_hints(type(instance)).items():
+        value = getattr(instance, name, None)
+        is_path = hint is Path or (
+            typing.get_origin(hint) in (typing.Union, types.UnionType)
+            and Path in typing.get_args(hint)
+        )
+        if is_path and isinstance(value, str):
+            object.__setattr__(instance, name, Path(value))
 
 
 def output_identity(instance: Any) -> dict[str, Any]:

@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.builders.mmiu.config import MmiuPlanSettings, ScenePlanSettings, ShortcutGate
+from benchsmith.builders.mmiu.config import (
+    MmiuPlanSettings,
+    MmiuSourceFolders,
+    ScenePlanSettings,
+    ShortcutGate,
+)
 from benchsmith.core.command_inputs import (
     argument,
     json_switch,
@@ -43,21 +48,6 @@ class PlanInputs:
     """What ``build mmiu plan`` reads and writes."""
 
     json: bool = json_switch("items per task")
-    scannet: Path | None = argument(
-        "ScanNet v2 root holding scans/ and scannetv2-labels.combined.tsv (default: "
-        f"mmiu.sources.scannet, {DEFAULT_SOURCES['scannet']})",
-        metavar="DIR",
-    )
-    coco: Path | None = argument(
-        "COCO root holding annotations/ and val2014/ (default: mmiu.sources.coco, "
-        f"{DEFAULT_SOURCES['coco']})",
-        metavar="DIR",
-    )
-    ingest_dir: Path | None = argument(
-        "the unzipped official release: all.parquet and the relationship image folders (ingest "
-        "mode; default: mmiu.sources.ingest_dir)",
-        metavar="DIR",
-    )
     params: Path | None = params_file()
     out: Path = argument(
         f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
@@ -66,23 +56,19 @@ class PlanInputs:
     )
 
 
-def run_plan(args: PlanInputs, top: MmiuPlanSettings, survey: ScenePlanSettings) -> int:
-    """``top``: what the plan builds (``mmiu:``); ``survey``: where it runs (``mmiu.plan``)."""
+def run_plan(
+    args: PlanInputs, top: MmiuPlanSettings, survey: ScenePlanSettings, folders: MmiuSourceFolders
+) -> int:
+    """``top``: what the plan builds (``mmiu:``); ``survey``: where it runs (``mmiu.plan``);
+    ``folders``: where it reads (``mmiu.sources``)."""
     from benchsmith.builders.mmiu.config import MmiuConfig
     from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 
     params = load_params(args.params)
-    configured = section(params, "mmiu", "sources")
-    folders = {
-        name: flag or configured.get(name) or DEFAULT_SOURCES[name]
-        for name, flag in (("scannet", args.scannet), ("coco", args.coco))
-    }
     seed = top.seed if top.seed is not None else params.get("seed", 0)
     config = MmiuConfig.from_settings(top, section(params, "mmiu"), profile_of(params), seed)
-    release = args.ingest_dir or configured.get("ingest_dir")
-    sources = MmiuSources(
-        Path(folders["scannet"]), Path(folders["coco"]), Path(release) if release else None
-    )
+    sources = MmiuSources(folders.scannet or DEFAULT_SOURCES["scannet"],
+                          folders.coco or DEFAULT_SOURCES["coco"], folders.ingest_dir)  # fmt: skip
     executor = ExecutorConfig(survey.executor, survey.workers)
     cache = Path(survey.cache_dir or declared(ScenePlanSettings)["cache_dir"][0].default)
     summary = build_mmiu(config, sources, args.out, executor, cache)
@@ -189,6 +175,7 @@ STEPS = (
         settings=(
             StepSettings(MmiuPlanSettings, ("mmiu",)),
             StepSettings(ScenePlanSettings, ("mmiu", "plan")),
+            StepSettings(MmiuSourceFolders, ("mmiu", "sources")),
         ),
     ),
     Step(

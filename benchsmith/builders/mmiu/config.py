@@ -8,12 +8,13 @@ COCO images the sources' sample writers produce, so the default profile builds o
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
-from benchsmith.core.settings import check_settings, setting, settings_from
+from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
 from benchsmith.family.publish_settings import PublishSettings
 
 SCANNET_TASKS = (
@@ -244,6 +245,27 @@ class MmiuPlanSettings:
         if not self.tasks:
             raise _error("tasks", "name at least one task")
         check_settings(self, "mmiu")
+
+
+@dataclass(frozen=True)
+class MmiuSourceFolders:
+    """Where the plan reads (``mmiu.sources``; ``data/sources/*`` is written by the source
+    stages); a flag names another folder for one run."""
+
+    scannet: Path | None = setting(
+        Path("data/sources/scannet/ScanNet"), "ScanNet v2 root holding scans/ and "
+        "scannetv2-labels.combined.tsv", metavar="DIR",
+    )  # fmt: skip
+    coco: Path | None = setting(Path("data/sources/coco"), "COCO root holding annotations/ and "
+                                "val2014/", metavar="DIR")  # fmt: skip
+    ingest_dir: Path | None = setting(
+        None, "the unzipped official release (all.parquet and the relationship image folders), "
+        "for mode: ingest", metavar="DIR",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        paths_as_paths(self)
+        check_settings(self, "mmiu.sources")
 
 
 @dataclass(frozen=True)

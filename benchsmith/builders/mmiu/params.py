@@ -8,11 +8,12 @@ from benchsmith.builders.mmiu.config import (
     PROFILES,
     FrameChoice,
     MmiuPlanSettings,
+    MmiuSourceFolders,
     OptionStyle,
     ScenePlanSettings,
     ShortcutGate,
 )
-from benchsmith.core.schema import Block, BlockOf, Value
+from benchsmith.core.schema import BlockOf
 from benchsmith.core.settings import settings_block
 
 
@@ -23,11 +24,5 @@ def params_fields() -> dict[str, Any]:
         "options": settings_block(OptionStyle),
         "plan": settings_block(ScenePlanSettings),  # declared once, on the dataclass
         "shortcuts": settings_block(ShortcutGate),  # declared once, on the dataclass
-        "sources": Block(
-            {
-                "scannet": Value("path", nullable=True),
-                "coco": Value("path", nullable=True),
-                "ingest_dir": Value("path", nullable=True),
-            }
-        ),
+        "sources": settings_block(MmiuSourceFolders),
     }

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from benchsmith.builders.vlicl.config import LeakageConfig, VliclPlanSettings
+from benchsmith.builders.vlicl.config import LeakageConfig, VliclPlanSettings, VliclSourceFolders
 from benchsmith.core.command_inputs import (
     argument,
     json_switch,
@@ -43,22 +42,6 @@ class PlanInputs:
     """What ``build vlicl plan`` reads and writes."""
 
     json: bool = json_switch("counts per task")
-    ingest_dir: Path | None = argument(
-        "VL-ICL release folder holding <task>/query.json (ingest mode)", metavar="DIR"
-    )
-    miniimagenet: Path | None = argument(
-        f"MiniImageNet root (default: vlicl.sources.miniimagenet, "
-        f"{DEFAULT_SOURCES['miniimagenet']})",
-        metavar="DIR",
-    )
-    clevr: Path | None = argument(
-        f"the CLEVR_v1.0 folder (default: vlicl.sources.clevr, {DEFAULT_SOURCES['clevr']})",
-        metavar="DIR",
-    )
-    font: Path | None = argument(
-        "font for the operator images (default: Pillow's embedded font; sha256 recorded)",
-        metavar="TTF",
-    )
     params: Path | None = params_file()
     out: Path = argument(
         f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
@@ -67,24 +50,9 @@ class PlanInputs:
     )
 
 
-def source_folders(settings: dict[str, Any], args: PlanInputs) -> dict[str, Path | None]:
-    """Source folders: flags, then ``vlicl.sources``, then the prepared ``data/sources``."""
-    configured = section(settings, "sources")
-    out: dict[str, Path | None] = {}
-    for name, flag in (
-        ("miniimagenet", args.miniimagenet),
-        ("clevr", args.clevr),
-        ("font", args.font),
-        ("ingest", args.ingest_dir),
-    ):
-        value = flag or configured.get(name if name != "ingest" else "ingest_dir")
-        value = value or DEFAULT_SOURCES.get(name)
-        out[name] = Path(value) if value else None
-    return out
-
-
-def run_plan(args: PlanInputs, top: VliclPlanSettings) -> int:
-    """``top``: what the plan builds (``vlicl:`` and the flags given)."""
+def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolders) -> int:
+    """``top``: what the plan builds (``vlicl:`` and the flags given); ``folders``: where it
+    reads (``vlicl.sources``)."""
     from benchsmith.builders.vlicl.config import VliclConfig
     from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 
@@ -94,7 +62,16 @@ def run_plan(args: PlanInputs, top: VliclPlanSettings) -> int:
     config = VliclConfig.from_params(settings, profile_of(params), mode=top.mode, seed=seed,
                                      tasks=top.tasks, episode_seeds=top.episode_seeds,
                                      samplers=top.samplers)  # fmt: skip
-    summary = build_vlicl(config, VliclSources(**source_folders(settings, args)), args.out)
+    summary = build_vlicl(
+        config,
+        VliclSources(
+            folders.miniimagenet or DEFAULT_SOURCES["miniimagenet"],
+            folders.clevr or DEFAULT_SOURCES["clevr"],
+            folders.font,
+            folders.ingest_dir,
+        ),
+        args.out,
+    )
     print_json(
         {"mode": summary.mode, "counts": summary.counts, "episodes": summary.episodes}, args.json
     )
@@ -156,7 +133,10 @@ STEPS = (
         "default to those `benchsmith source prepare miniimagenet|clevr` put in data/sources/.",
         PlanInputs,
         run_plan,
-        settings=StepSettings(VliclPlanSettings, ("vlicl",)),
+        settings=(
+            StepSettings(VliclPlanSettings, ("vlicl",)),
+            StepSettings(VliclSourceFolders, ("vlicl", "sources")),
+        ),
     ),
     Step(
         "leakage",

@@ -8,11 +8,12 @@ are rendered, so they have their full size in both profiles.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, setting, settings_from
+from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
 
 TASKS = (
     "open_mi",
@@ -286,6 +287,30 @@ class VliclPlanSettings:
             if not getattr(self, name):
                 raise _fail(f"vlicl.{name} is empty", name)
         check_settings(self, "vlicl")
+
+
+@dataclass(frozen=True)
+class VliclSourceFolders:
+    """Where the plan reads (``vlicl.sources``; ``data/sources/*`` is written by the source
+    stages); a flag names another folder for one run."""
+
+    miniimagenet: Path | None = setting(
+        Path("data/sources/miniimagenet"), "MiniImageNet root (Ravi layout, or the Hugging Face "
+        "parquet copy)", metavar="DIR",
+    )  # fmt: skip
+    clevr: Path | None = setting(Path("data/sources/clevr/CLEVR_v1.0"), "the CLEVR_v1.0 folder",
+                                 metavar="DIR")  # fmt: skip
+    font: Path | None = setting(
+        None, "TTF for the operator images (null: Pillow's embedded font; sha256 recorded)",
+        metavar="TTF",
+    )  # fmt: skip
+    ingest_dir: Path | None = setting(
+        None, "the VL-ICL release root (<task>/query.json ...), for mode: ingest", metavar="DIR"
+    )
+
+    def __post_init__(self) -> None:
+        paths_as_paths(self)
+        check_settings(self, "vlicl.sources")
 
 
 DEFAULT_IMAGE_THRESHOLD = 4

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.vlicl.config import PROFILES, TASKS, LeakageConfig, VliclPlanSettings
+from benchsmith.builders.vlicl.config import (
+    PROFILES,
+    TASKS,
+    LeakageConfig,
+    VliclPlanSettings,
+    VliclSourceFolders,
+)
 from benchsmith.core.schema import Block, BlockOf, ListOf, Value
 from benchsmith.core.settings import settings_block
 
@@ -32,13 +38,6 @@ def params_fields() -> dict[str, Any]:
         "words": ListOf(Value("str"), non_empty=True),
         "shots": BlockOf(ListOf(Value("int", minimum=0)), keys=TASKS),
         "sizes": BlockOf(_sizes(), keys=PROFILES),
-        "sources": Block(
-            {
-                "miniimagenet": Value("path", nullable=True),
-                "clevr": Value("path", nullable=True),
-                "font": Value("path", nullable=True),
-                "ingest_dir": Value("path", nullable=True),
-            }
-        ),
+        "sources": settings_block(VliclSourceFolders),
         "leakage": settings_block(LeakageConfig),  # declared once, on the dataclass
     }
