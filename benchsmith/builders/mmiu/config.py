@@ -268,17 +268,23 @@ class MmiuSourceFolders:
         check_settings(self, "mmiu.sources")
 
 
+_TOP = MmiuPlanSettings()  # the declared defaults
+
+
 @dataclass(frozen=True)
 class MmiuConfig:
-    mode: str = "rebuild"
+    """What the plan builds, as it records it: the declared :class:`MmiuPlanSettings` (its
+    defaults are the declaration's, the sample profile's size), the frames and options."""
+
+    mode: str = _TOP.mode
     profile: str = "sample"
     seed: int = 0
-    tasks: tuple[str, ...] = TASKS
+    tasks: tuple[str, ...] = _TOP.tasks
     items_per_task: int = DEFAULT_ITEMS["sample"]
-    scene_split: str = "all"
+    scene_split: str = _TOP.scene_split
     frames: FrameChoice = field(default_factory=FrameChoice)
     options: OptionStyle = field(default_factory=OptionStyle)
-    jigsaw_grid: int = 2
+    jigsaw_grid: int = _TOP.jigsaw_grid
 
     @classmethod
     def from_params(

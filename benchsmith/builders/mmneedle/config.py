@@ -31,15 +31,55 @@ class Setting:
 
 
 @dataclass(frozen=True)
-class PlanConfig:
-    """Everything that decides the plan (and nothing that only affects rendering)."""
+class PlanSettings:
+    """What the plan draws (the top of ``mmneedle:``, and ``mmneedle.sizes.<profile>``): the
+    paper's settings, their sizes and the order. Each setting is declared once, here: the
+    params schema, the ``build mmneedle plan`` flags and the params reference are read from
+    it; the sizes' defaults are the full benchmark's (what a run without params.yaml builds)."""
 
-    order: str = "canonical"
-    grids: tuple[int, ...] = (1, 2, 4, 8)
-    haystack_sizes: tuple[int, ...] = (1, 10)
-    needle_counts: tuple[int, ...] = (1, 2, 5)
-    pool_size: int = 10_000
-    samples_per_config: int = 10_000
+    order: str = setting(
+        "canonical", "canonical: order-independent, no repeated image in a haystack, "
+        "unambiguous captions; legacy: replay the original code's random stream (reports its "
+        "duplicates and ambiguities)", choices=ORDERS,
+    )  # fmt: skip
+    grids: tuple[int, ...] = setting((1, 2, 4, 8), "grid sides N", minimum=1, metavar="N")
+    haystack_sizes: tuple[int, ...] = setting(
+        (1, 10), "images per haystack M", minimum=1, metavar="M"
+    )
+    needle_counts: tuple[int, ...] = setting(
+        (1, 2, 5), "needles per sample K", minimum=1, metavar="K"
+    )
+    pool_size: int = setting(
+        10_000, "stitched images per grid", minimum=1, metavar="N", under="sizes.{profile}"
+    )
+    samples_per_config: int = setting(
+        10_000, "samples per config, half positive", minimum=1, metavar="N",
+        aliases=("--samples",), under="sizes.{profile}",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("grids", "haystack_sizes", "needle_counts"):
+            if not getattr(self, name):
+                raise BenchsmithError(f"mmneedle.{name} is empty", fix=f"list mmneedle.{name} "
+                                      "in params.yaml (or pass --" + name.replace("_", "-") + ")")  # fmt: skip
+        check_settings(self, "mmneedle")
+
+
+_PLAN = PlanSettings()  # the declared defaults
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    """Everything that decides the plan (and nothing that only affects rendering): the
+    declared :class:`PlanSettings` and the seed, as a plan records them (its defaults are the
+    declaration's)."""
+
+    order: str = _PLAN.order
+    grids: tuple[int, ...] = _PLAN.grids
+    haystack_sizes: tuple[int, ...] = _PLAN.haystack_sizes
+    needle_counts: tuple[int, ...] = _PLAN.needle_counts
+    pool_size: int = _PLAN.pool_size
+    samples_per_config: int = _PLAN.samples_per_config
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -95,41 +135,6 @@ class PlanConfig:
         return cls(settings.order, settings.grids, settings.haystack_sizes,
                    settings.needle_counts, settings.pool_size, settings.samples_per_config,
                    int(seed))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class PlanSettings:
-    """What the plan draws (the top of ``mmneedle:``, and ``mmneedle.sizes.<profile>``): the
-    paper's settings, their sizes and the order. Each setting is declared once, here: the
-    params schema, the ``build mmneedle plan`` flags and the params reference are read from
-    it; the sizes' defaults are the full benchmark's (what a run without params.yaml builds)."""
-
-    order: str = setting(
-        "canonical", "canonical: order-independent, no repeated image in a haystack, "
-        "unambiguous captions; legacy: replay the original code's random stream (reports its "
-        "duplicates and ambiguities)", choices=ORDERS,
-    )  # fmt: skip
-    grids: tuple[int, ...] = setting((1, 2, 4, 8), "grid sides N", minimum=1, metavar="N")
-    haystack_sizes: tuple[int, ...] = setting(
-        (1, 10), "images per haystack M", minimum=1, metavar="M"
-    )
-    needle_counts: tuple[int, ...] = setting(
-        (1, 2, 5), "needles per sample K", minimum=1, metavar="K"
-    )
-    pool_size: int = setting(
-        10_000, "stitched images per grid", minimum=1, metavar="N", under="sizes.{profile}"
-    )
-    samples_per_config: int = setting(
-        10_000, "samples per config, half positive", minimum=1, metavar="N",
-        aliases=("--samples",), under="sizes.{profile}",
-    )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        for name in ("grids", "haystack_sizes", "needle_counts"):
-            if not getattr(self, name):
-                raise BenchsmithError(f"mmneedle.{name} is empty", fix=f"list mmneedle.{name} "
-                                      "in params.yaml (or pass --" + name.replace("_", "-") + ")")  # fmt: skip
-        check_settings(self, "mmneedle")
 
 
 RESAMPLE_FILTERS = ("nearest", "box", "bilinear", "hamming", "bicubic", "lanczos")

@@ -118,18 +118,51 @@ def _fail(message: str, key: str) -> BenchsmithError:
 
 
 @dataclass(frozen=True)
+class VliclPlanSettings:
+    """What the plan builds (the top of ``vlicl:``): the mode, the tasks, the seeds and the
+    samplers. Each is declared once, here: the params schema, the ``build vlicl plan`` flags
+    and the params reference are read from it (the per-task sizes, shots and words are read
+    by :meth:`VliclConfig.from_params`)."""
+
+    mode: str = setting(
+        "rebuild", "rebuild: our construction from the raw sources; ingest: read the official "
+        "VL-ICL release (faithful, versioned separately)", choices=MODES,
+    )  # fmt: skip
+    tasks: tuple[str, ...] = setting(TASKS, "tasks to build", choices=TASKS, metavar="TASK")
+    seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
+                               metavar="S")  # fmt: skip
+    episode_seeds: tuple[int, ...] = setting(
+        DEFAULT_EPISODE_SEEDS, "few-shot episodes are materialised for each seed", minimum=0,
+        metavar="S",
+    )  # fmt: skip
+    samplers: tuple[str, ...] = setting(
+        SAMPLERS, "hashed: order-independent; legacy: replays the original random stream",
+        choices=SAMPLERS, metavar="SAMPLER",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("tasks", "episode_seeds", "samplers"):
+            if not getattr(self, name):
+                raise _fail(f"vlicl.{name} is empty", name)
+        check_settings(self, "vlicl")
+
+
+_TOP = VliclPlanSettings()  # the declared defaults
+
+
+@dataclass(frozen=True)
 class VliclConfig:
     """Everything that decides the build directory."""
 
     profile: str = "sample"
-    mode: str = "rebuild"
+    mode: str = _TOP.mode
     seed: int = 0
-    tasks: tuple[str, ...] = TASKS
+    tasks: tuple[str, ...] = _TOP.tasks
     sizes: Sizes = field(default_factory=lambda: PROFILE_SIZES["sample"])
     words: tuple[str, ...] = NONSENSE_WORDS
     shots: dict[str, tuple[int, ...]] = field(default_factory=lambda: dict(DEFAULT_SHOTS))
-    episode_seeds: tuple[int, ...] = DEFAULT_EPISODE_SEEDS
-    samplers: tuple[str, ...] = SAMPLERS
+    episode_seeds: tuple[int, ...] = _TOP.episode_seeds
+    samplers: tuple[str, ...] = _TOP.samplers
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -257,36 +290,6 @@ class VliclConfig:
             episode_seeds=tuple(int(s) for s in top.episode_seeds),
             samplers=top.samplers,
         )
-
-
-@dataclass(frozen=True)
-class VliclPlanSettings:
-    """What the plan builds (the top of ``vlicl:``): the mode, the tasks, the seeds and the
-    samplers. Each is declared once, here: the params schema, the ``build vlicl plan`` flags
-    and the params reference are read from it (the per-task sizes, shots and words are read
-    by :meth:`VliclConfig.from_params`)."""
-
-    mode: str = setting(
-        "rebuild", "rebuild: our construction from the raw sources; ingest: read the official "
-        "VL-ICL release (faithful, versioned separately)", choices=MODES,
-    )  # fmt: skip
-    tasks: tuple[str, ...] = setting(TASKS, "tasks to build", choices=TASKS, metavar="TASK")
-    seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
-                               metavar="S")  # fmt: skip
-    episode_seeds: tuple[int, ...] = setting(
-        DEFAULT_EPISODE_SEEDS, "few-shot episodes are materialised for each seed", minimum=0,
-        metavar="S",
-    )  # fmt: skip
-    samplers: tuple[str, ...] = setting(
-        SAMPLERS, "hashed: order-independent; legacy: replays the original random stream",
-        choices=SAMPLERS, metavar="SAMPLER",
-    )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        for name in ("tasks", "episode_seeds", "samplers"):
-            if not getattr(self, name):
-                raise _fail(f"vlicl.{name} is empty", name)
-        check_settings(self, "vlicl")
 
 
 @dataclass(frozen=True)
