@@ -38,7 +38,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
     where = ".".join(settings.block)
     group = parser.add_argument_group(f"settings ({where} in params.yaml)")
     for name, (field, info) in declared(settings.type).items():
-        if not info.flag:
+        if not info.flag or (settings.only is not None and name not in settings.only):
             continue
         default = "null" if field.default is None else field.default
         if isinstance(default, tuple):

@@ -50,6 +50,9 @@ class StepSettings:
 
     type: type
     block: tuple[str, ...]  # ("mmneedle", "render"): mmneedle.render in params.yaml
+    # the fields this step reads, when not all: only they get flags on it (MULTI's ocr step
+    # reads multi.sources.exams, its questions step multi.sources.release)
+    only: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

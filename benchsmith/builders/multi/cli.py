@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.builders.multi.config import OcrSettings
+from benchsmith.builders.multi.config import MultiPlanSettings, MultiSourceFolders, OcrSettings
 from benchsmith.core.command_inputs import (
     argument,
     json_switch,
@@ -42,13 +42,11 @@ def select_step_folder() -> Any:
                     optional=True, default=DEFAULT_PLAN, metavar="PLAN_DIR")  # fmt: skip
 
 
-def multi_config(params: dict[str, Any], seed: int | None = None):
+def multi_config(params: dict[str, Any], top: MultiPlanSettings):
     from benchsmith.builders.multi.config import MultiConfig
 
-    settings = section(params, "multi")
-    if seed is None:
-        seed = settings.get("seed") if settings.get("seed") is not None else params.get("seed")
-    return MultiConfig.from_params(settings, seed)
+    seed = top.seed if top.seed is not None else params.get("seed")
+    return MultiConfig.from_params(section(params, "multi"), seed)
 
 
 @dataclass(frozen=True)
@@ -56,10 +54,6 @@ class OcrInputs:
     """What ``build multi ocr`` reads and writes."""
 
     json: bool = json_switch("conversion report")
-    exams: Path | None = argument(
-        f"exams folder with html/ and pages/ (default: multi.sources.exams, {DEFAULT_EXAMS})",
-        metavar="DIR",
-    )
     metrics: Path | None = metrics_file("OCR summary")
     params: Path | None = params_file()
     out: Path = argument(
@@ -69,12 +63,10 @@ class OcrInputs:
     )
 
 
-def run_ocr(args: OcrInputs, settings: OcrSettings) -> int:
+def run_ocr(args: OcrInputs, settings: OcrSettings, folders: MultiSourceFolders) -> int:
     from benchsmith.builders.multi.convert import convert_exams
 
-    params = load_params(args.params)
-    exams = args.exams or section(params, "multi", "sources").get("exams") or DEFAULT_EXAMS
-    report = convert_exams(Path(exams), args.out, settings)
+    report = convert_exams(folders.exams or DEFAULT_EXAMS, args.out, settings)
     ocr = report["ocr"]
     log(f"multi ocr: {report['problems']} problems ({report['by_kind']['html']} from HTML, "
         f"{report['by_kind']['scan']} from scans); {ocr['pages']} pages, {ocr['read']} read, "
@@ -90,16 +82,11 @@ class QuestionsInputs:
     """What ``build multi questions`` reads and writes."""
 
     json: bool = json_switch("build summary")
-    release: Path | None = argument(
-        "the unzipped MULTI release (default: multi.sources.release, else EXAMS/release)",
-        metavar="DIR",
-    )
     converted: Path | None = argument(
         f"the ocr step's folder (default {DEFAULT_CONVERTED}, if present)", metavar="DIR"
     )
     no_release: bool = argument("crawled pages only", default=False)
     no_converted: bool = argument("the release only", default=False)
-    seed: int | None = argument("build seed (default multi.seed)", metavar="S")
     params: Path | None = params_file()
     out: Path = argument(
         f"questions folder (replaced atomically; default {DEFAULT_QUESTIONS})",
@@ -108,18 +95,17 @@ class QuestionsInputs:
     )
 
 
-def run_questions(args: QuestionsInputs) -> int:
+def run_questions(args: QuestionsInputs, top: MultiPlanSettings,
+                  folders: MultiSourceFolders) -> int:  # fmt: skip
     from benchsmith.builders.multi.plan import MultiSources, build_questions
 
     params = load_params(args.params)
-    configured = section(params, "multi", "sources")
-    exams = Path(configured.get("exams") or DEFAULT_EXAMS)
-    release = None if args.no_release else (
-        args.release or configured.get("release") or exams / "release")  # fmt: skip
+    exams = folders.exams or DEFAULT_EXAMS
+    release = None if args.no_release else (folders.release or exams / "release")
     converted = None if args.no_converted else (args.converted or DEFAULT_CONVERTED)
     if converted is not None and args.converted is None and not Path(converted).exists():
         converted = None  # the default folder is optional; a named one must exist
-    info = build_questions(multi_config(params, args.seed),
+    info = build_questions(multi_config(params, top),
                            MultiSources(Path(release) if release else None,
                                         Path(converted) if converted else None), args.out)  # fmt: skip
     print_json(info["counts"], args.json)
@@ -138,7 +124,6 @@ class SelectInputs:
         metavar="QUESTIONS_DIR",
     )
     json: bool = json_switch("selection summary")
-    seed: int | None = argument("build seed (default multi.seed)", metavar="S")
     metrics: Path | None = metrics_file("near-duplicate and selection summary")
     params: Path | None = params_file()
     out: Path = argument(
@@ -148,11 +133,11 @@ class SelectInputs:
     )
 
 
-def run_select(args: SelectInputs) -> int:
+def run_select(args: SelectInputs, top: MultiPlanSettings) -> int:
     from benchsmith.builders.multi.plan import select_questions
 
     params = load_params(args.params)
-    info = select_questions(args.questions_dir, multi_config(params, args.seed), args.out)
+    info = select_questions(args.questions_dir, multi_config(params, top), args.out)
     numbers = {k: v for k, v in info["near_duplicates"].items() if not isinstance(v, bool)}
     write_metrics(args.metrics, {"counts": info["counts"], "near_duplicates": numbers,
                                  "selection": info["selection"]})  # fmt: skip
@@ -221,7 +206,10 @@ STEPS = (
         "skip named in the report.",
         OcrInputs,
         run_ocr,
-        settings=StepSettings(OcrSettings, ("multi", "ocr")),
+        settings=(
+            StepSettings(OcrSettings, ("multi", "ocr")),
+            StepSettings(MultiSourceFolders, ("multi", "sources"), only=("exams",)),
+        ),
     ),
     Step(
         "questions",
@@ -232,6 +220,10 @@ STEPS = (
         "options flagged), each change a recorded decision. Writes --out/questions.jsonl.",
         QuestionsInputs,
         run_questions,
+        settings=(
+            StepSettings(MultiPlanSettings, ("multi",)),
+            StepSettings(MultiSourceFolders, ("multi", "sources"), only=("release",)),
+        ),
     ),
     Step(
         "select",
@@ -242,6 +234,7 @@ STEPS = (
         "Writes --out/questions.jsonl, removed.jsonl (the decision log) and extend.jsonl.",
         SelectInputs,
         run_select,
+        settings=StepSettings(MultiPlanSettings, ("multi",)),
     ),
     Step(
         "elite",

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, setting, settings_from
+from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
 from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
 QUESTION_TYPES = ("SA", "MA", "FB", "OP", "Other")
@@ -174,6 +174,35 @@ class Elite:
 
     def __post_init__(self) -> None:
         check_settings(self, "multi.elite")
+
+
+@dataclass(frozen=True)
+class MultiPlanSettings:
+    """The top of ``multi:``: the seed of the questions and select steps."""
+
+    seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
+                               metavar="S")  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self, "multi")
+
+
+@dataclass(frozen=True)
+class MultiSourceFolders:
+    """Where MULTI reads (``multi.sources``; ``data/sources/exams`` is written by the exams
+    source stage): the ``ocr`` step reads ``exams``, the ``questions`` step ``release``."""
+
+    exams: Path | None = setting(
+        Path("data/sources/exams"), "exams folder with html/ and pages/ (and release/)",
+        metavar="DIR",
+    )  # fmt: skip
+    release: Path | None = setting(
+        None, "the unzipped MULTI release (null: EXAMS/release)", metavar="DIR"
+    )
+
+    def __post_init__(self) -> None:
+        paths_as_paths(self)
+        check_settings(self, "multi.sources")
 
 
 SETTINGS_BLOCKS = {"cleaning": Cleaning, "near_duplicates": NearDuplicates,
