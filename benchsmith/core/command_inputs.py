@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 META_KEY = "benchsmith_input"
@@ -86,6 +87,12 @@ def json_switch(what: str) -> Any:
         f"also print the {what} as JSON on stdout (the output files have it either way)",
         default=False,
     )
+
+
+def output_folder(what: str, default: Path) -> Any:
+    """``--out DIR``, a folder the step replaces atomically, with its default."""
+    return argument(f"{what} (replaced atomically; default {default})", default=default,
+                    metavar="DIR")  # fmt: skip
 
 
 def params_file(help: str = PARAMS_HELP) -> Any:

@@ -214,6 +214,14 @@ def paths_as_paths(instance: Any) -> None:
             object.__setattr__(instance, name, Path(value))
 
 
+def nulls_as_defaults(instance: Any) -> None:
+    """Give every declared field that holds None its declared default: a source folder left
+    ``null`` in ``params.yaml`` is the one the declaration names. Call from ``__post_init__``."""
+    for name, (field, _) in declared(type(instance)).items():
+        if getattr(instance, name) is None and field.default is not None:
+            object.__setattr__(instance, name, field.default)
+
+
 def output_identity(instance: Any) -> dict[str, Any]:
     """The declared fields that shape what is built (not the workers or the executor)."""
     return {

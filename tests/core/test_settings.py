@@ -122,3 +122,16 @@ def test_a_setting_under_sizes_profile_is_one_block_per_profile_read_for_the_one
     assert key_of(Sized, "pool_size", "sample") == "sizes.sample.pool_size"
     with pytest.raises(BenchsmithError, match=r"toy\.sizes\.<profile>\.pool_size must be"):
         settings_from(Sized, {"sizes": {"full": {"pool_size": 0}}})
+
+
+def test_a_source_folder_left_null_is_the_declared_one():
+    """``vlicl.sources.miniimagenet: null`` reads the declared folder (no second default in
+    the step); a folder whose declared default is null stays null."""
+    from pathlib import Path
+
+    from benchsmith.builders.vlicl.config import VliclSourceFolders
+    from benchsmith.core.settings import settings_from
+
+    folders = settings_from(VliclSourceFolders, {"miniimagenet": None, "clevr": "elsewhere"})
+    assert folders.miniimagenet == Path("data/sources/miniimagenet")
+    assert folders.clevr == Path("elsewhere") and folders.font is None

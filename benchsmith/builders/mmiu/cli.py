@@ -20,6 +20,7 @@ from benchsmith.core.command_inputs import (
     argument,
     json_switch,
     metrics_file,
+    output_folder,
     params_file,
     root_overrides,
 )
@@ -32,10 +33,6 @@ from benchsmith.family.base import PublishRequest, Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/mmiu/plan")
-DEFAULT_SOURCES = {
-    "scannet": Path("data/sources/scannet/ScanNet"),
-    "coco": Path("data/sources/coco"),
-}
 ROOT_NAMES = ("scannet", "coco", "release")
 
 
@@ -49,11 +46,7 @@ class PlanInputs:
 
     json: bool = json_switch("items per task")
     params: Path | None = params_file()
-    out: Path = argument(
-        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
-        default=DEFAULT_PLAN,
-        metavar="DIR",
-    )
+    out: Path = output_folder("plan folder", DEFAULT_PLAN)
 
 
 def run_plan(
@@ -67,8 +60,7 @@ def run_plan(
     params = load_params(args.params)
     seed = top.seed if top.seed is not None else params.get("seed", 0)
     config = MmiuConfig.from_settings(top, section(params, "mmiu"), profile_of(params), seed)
-    sources = MmiuSources(folders.scannet or DEFAULT_SOURCES["scannet"],
-                          folders.coco or DEFAULT_SOURCES["coco"], folders.ingest_dir)  # fmt: skip
+    sources = MmiuSources(folders.scannet, folders.coco, folders.ingest_dir)
     executor = ExecutorConfig(survey.executor, survey.workers)
     cache = Path(survey.cache_dir or declared(ScenePlanSettings)["cache_dir"][0].default)
     summary = build_mmiu(config, sources, args.out, executor, cache)

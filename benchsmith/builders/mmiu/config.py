@@ -14,7 +14,13 @@ from typing import Any
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
-from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
+from benchsmith.core.settings import (
+    check_settings,
+    nulls_as_defaults,
+    paths_as_paths,
+    setting,
+    settings_from,
+)
 from benchsmith.family.publish_settings import PublishSettings
 
 SCANNET_TASKS = (
@@ -264,6 +270,7 @@ class MmiuSourceFolders:
     )  # fmt: skip
 
     def __post_init__(self) -> None:
+        nulls_as_defaults(self)
         paths_as_paths(self)
         check_settings(self, "mmiu.sources")
 

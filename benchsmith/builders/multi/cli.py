@@ -16,6 +16,7 @@ from benchsmith.core.command_inputs import (
     argument,
     json_switch,
     metrics_file,
+    output_folder,
     params_file,
     root_overrides,
 )
@@ -25,7 +26,6 @@ from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import ScoreRunsRequest, Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
 
-DEFAULT_EXAMS = Path("data/sources/exams")
 DEFAULT_CONVERTED = Path("data/multi/converted")
 DEFAULT_QUESTIONS = Path("data/multi/questions")
 DEFAULT_PLAN = Path("data/multi/plan")
@@ -56,17 +56,13 @@ class OcrInputs:
     json: bool = json_switch("conversion report")
     metrics: Path | None = metrics_file("OCR summary")
     params: Path | None = params_file()
-    out: Path = argument(
-        f"converted folder (replaced atomically; default {DEFAULT_CONVERTED})",
-        default=DEFAULT_CONVERTED,
-        metavar="DIR",
-    )
+    out: Path = output_folder("converted folder", DEFAULT_CONVERTED)
 
 
 def run_ocr(args: OcrInputs, settings: OcrSettings, folders: MultiSourceFolders) -> int:
     from benchsmith.builders.multi.convert import convert_exams
 
-    report = convert_exams(folders.exams or DEFAULT_EXAMS, args.out, settings)
+    report = convert_exams(folders.exams, args.out, settings)
     ocr = report["ocr"]
     log(f"multi ocr: {report['problems']} problems ({report['by_kind']['html']} from HTML, "
         f"{report['by_kind']['scan']} from scans); {ocr['pages']} pages, {ocr['read']} read, "
@@ -88,11 +84,7 @@ class QuestionsInputs:
     no_release: bool = argument("crawled pages only", default=False)
     no_converted: bool = argument("the release only", default=False)
     params: Path | None = params_file()
-    out: Path = argument(
-        f"questions folder (replaced atomically; default {DEFAULT_QUESTIONS})",
-        default=DEFAULT_QUESTIONS,
-        metavar="DIR",
-    )
+    out: Path = output_folder("questions folder", DEFAULT_QUESTIONS)
 
 
 def run_questions(args: QuestionsInputs, top: MultiPlanSettings,
@@ -100,7 +92,7 @@ def run_questions(args: QuestionsInputs, top: MultiPlanSettings,
     from benchsmith.builders.multi.plan import MultiSources, build_questions
 
     params = load_params(args.params)
-    exams = folders.exams or DEFAULT_EXAMS
+    exams = folders.exams
     release = None if args.no_release else (folders.release or exams / "release")
     converted = None if args.no_converted else (args.converted or DEFAULT_CONVERTED)
     if converted is not None and args.converted is None and not Path(converted).exists():
@@ -126,11 +118,7 @@ class SelectInputs:
     json: bool = json_switch("selection summary")
     metrics: Path | None = metrics_file("near-duplicate and selection summary")
     params: Path | None = params_file()
-    out: Path = argument(
-        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
-        default=DEFAULT_PLAN,
-        metavar="DIR",
-    )
+    out: Path = output_folder("plan folder", DEFAULT_PLAN)
 
 
 def run_select(args: SelectInputs, top: MultiPlanSettings) -> int:

@@ -20,7 +20,13 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
+from benchsmith.core.settings import (
+    check_settings,
+    nulls_as_defaults,
+    paths_as_paths,
+    setting,
+    settings_from,
+)
 from benchsmith.images.ocr_engines import BACKENDS, DEFAULT_BACKEND
 
 QUESTION_TYPES = ("SA", "MA", "FB", "OP", "Other")
@@ -201,6 +207,7 @@ class MultiSourceFolders:
     )
 
     def __post_init__(self) -> None:
+        nulls_as_defaults(self)
         paths_as_paths(self)
         check_settings(self, "multi.sources")
 

@@ -16,6 +16,7 @@ from benchsmith.core.command_inputs import (
     argument,
     json_switch,
     metrics_file,
+    output_folder,
     params_file,
     root_overrides,
 )
@@ -26,10 +27,6 @@ from benchsmith.family.base import Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
-DEFAULT_SOURCES = {
-    "miniimagenet": Path("data/sources/miniimagenet"),
-    "clevr": Path("data/sources/clevr/CLEVR_v1.0"),
-}
 ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
 
 
@@ -43,11 +40,7 @@ class PlanInputs:
 
     json: bool = json_switch("counts per task")
     params: Path | None = params_file()
-    out: Path = argument(
-        f"plan folder (replaced atomically; default {DEFAULT_PLAN})",
-        default=DEFAULT_PLAN,
-        metavar="DIR",
-    )
+    out: Path = output_folder("plan folder", DEFAULT_PLAN)
 
 
 def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolders) -> int:
@@ -65,8 +58,8 @@ def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolde
     summary = build_vlicl(
         config,
         VliclSources(
-            folders.miniimagenet or DEFAULT_SOURCES["miniimagenet"],
-            folders.clevr or DEFAULT_SOURCES["clevr"],
+            folders.miniimagenet,
+            folders.clevr,
             folders.font,
             folders.ingest_dir,
         ),

@@ -13,7 +13,13 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
-from benchsmith.core.settings import check_settings, paths_as_paths, setting, settings_from
+from benchsmith.core.settings import (
+    check_settings,
+    nulls_as_defaults,
+    paths_as_paths,
+    setting,
+    settings_from,
+)
 
 TASKS = (
     "open_mi",
@@ -312,6 +318,7 @@ class VliclSourceFolders:
     )
 
     def __post_init__(self) -> None:
+        nulls_as_defaults(self)
         paths_as_paths(self)
         check_settings(self, "vlicl.sources")
 
