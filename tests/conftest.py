@@ -103,14 +103,32 @@ def pytest_unconfigure(config):
 # The group that starts the sample build (one `dvc repro` of the whole pipeline, ~95 s alone):
 # first, so one worker builds while the other runs the groups that do not read the build.
 STARTS_THE_BUILD = "tests/test_dvc_deps.py"
-# Among the others, the longest first: a worker that takes one late finishes alone.
+# Among the others, the longest first (seconds on 2 cores, measured 2026-11-28): a worker that
+# takes a long one late finishes alone while the other idles (test_push last cost 16 s so).
 LONGEST_FIRST = (
-    "tests/test_fresh_checkout.py",  # re-runs of the pipeline in a copy
-    "tests/test_wheel.py",  # builds and installs a wheel
-    "tests/builders/mmiu/test_scene_survey.py",  # a plan killed and resumed in subprocesses
-    "tests/publish/test_audit_mutations.py",
-    "tests/test_contracts.py",
-    "tests/exports/test_lmms_eval.py",
+    "tests/test_fresh_checkout.py",  # 38: re-runs of the pipeline in a copy
+    "tests/publish/test_audit_mutations.py",  # 28
+    "tests/builders/mmiu/test_publication.py",  # 29 (its Ray cases run with the Ray group)
+    "tests/commands/test_curate_stage_combinations.py",  # 23
+    "tests/builders/mmiu/test_scene_survey.py",  # 23: a plan killed and resumed
+    "tests/publish/test_push.py",  # 22
+    "tests/sources/exams/test_page_reader.py",  # 17: OCR of every page variant
+    "tests/test_wheel.py",  # 17: builds and installs a wheel
+    "tests/family/test_a_new_family.py",  # 16
+    "tests/test_contracts.py",  # 16
+    "tests/exports/test_lmms_eval.py",  # 15
+    "tests/builders/multi/test_convert.py",  # 13
+    "tests/builders/vlicl/test_audit.py",  # 11
+    "tests/commands/test_export.py",  # 11
+    "tests/builders/mmneedle/test_render.py",  # 10
+    "tests/test_docs_commands.py",  # 9
+    "tests/publish/test_audit_folder.py",  # 9
+    "tests/builders/mmneedle/test_canonical_kernel.py",  # 9
+    "tests/images/test_ocr_rapidocr.py",  # 9
+    "tests/builders/vlicl/test_publication.py",  # 8
+    "tests/test_cli.py",  # 8
+    "tests/publish/test_croissant.py",  # 7
+    "tests/sources/test_base.py",  # 7
 )
 
 

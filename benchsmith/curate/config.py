@@ -32,6 +32,9 @@ class LLMSettings:
     cache_dir: Path = Path(".benchsmith/llm-cache")
     timeout_s: float = 60.0
     max_retries: int = 5
+    # seconds before the first retry, doubled on each further one (at most 20 s); a server's
+    # Retry-After wins. Short for a local server, longer for a rate-limited API
+    retry_wait_s: float = 0.5
 
 
 # (flag, LLMSettings field, help, type): the LLM client's `benchsmith curate` options
@@ -75,6 +78,7 @@ class CurateConfig:
                 data[stage.params_key] = values
         llm = plain(self.llm)
         llm.pop("cache_dir", None)  # where the cache lives does not change answers
+        llm.pop("retry_wait_s", None)  # nor does the pause before a retry (how many: kept)
         llm["base_url"] = without_credentials(llm.get("base_url"))  # build_info is uploaded
         data["llm"] = llm
         return data
@@ -117,6 +121,7 @@ def params_schema() -> Block:
         concurrency=Value("int", minimum=1),
         timeout_s=Value("float", minimum=0),
         max_retries=Value("int", minimum=0),
+        retry_wait_s=Value("float", minimum=0),
     )
     target = Block(
         {

@@ -108,6 +108,7 @@ def llm_client_factory(config: CurateConfig):
                 cache_dir=llm.cache_dir,
                 timeout_s=llm.timeout_s,
                 max_retries=llm.max_retries,
+                backoff_initial_s=llm.retry_wait_s,
             )
         )
 

@@ -124,7 +124,8 @@ def test_cross_split_duplicate_and_rerun_is_identical(dataset, tmp_path):
 
 def test_llm_stages_review_and_text_only_resume_from_cache(dataset, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-marker-123")
-    (tmp_path / "none.yaml").write_text("curate: {llm: {max_retries: 1}}\n")
+    # one quick retry: the outages below fail every request, and each retry waits
+    (tmp_path / "none.yaml").write_text("curate: {llm: {max_retries: 1, retry_wait_s: 0.01}}\n")
     judges = write_judges(tmp_path / "judges")
     verdicts = tmp_path / "annotations" / "verdicts.jsonl"
     verdicts.parent.mkdir()

@@ -128,3 +128,27 @@ def test_hash_images_rejects_repeated_keys():
     data = encode(photo(30), "PNG")
     with pytest.raises(ValueError, match="duplicate image key"):
         hash_images([("a", data), ("a", data)])
+
+
+def test_the_same_bytes_are_hashed_once_under_one_pixel_limit(monkeypatch):
+    """A process that hashes one file twice (an audit re-deriving its build's leakage report)
+    decodes it once; a lower pixel limit looks again (and refuses the image), and an error is
+    never remembered."""
+    from benchsmith.core import limits
+    from benchsmith.images import hashes
+
+    data = encode(photo(901), "PNG")
+    first = hash_image(data)
+    decoded = []
+    real = hashes.decode_rgb_image
+    monkeypatch.setattr(
+        hashes, "decode_rgb_image", lambda b, n=None: decoded.append(1) or real(b, n)
+    )
+    assert hash_image(data) == first and decoded == []
+    assert hash_image(encode(photo(902), "PNG")) != first and decoded == [1]
+    monkeypatch.setattr(limits, "_max_pixels", 1000)  # 160 x 120 is over it
+    with pytest.raises(SourceError):
+        hash_image(data)
+    with pytest.raises(SourceError):
+        hash_image(data)
+    assert decoded == [1, 1, 1]

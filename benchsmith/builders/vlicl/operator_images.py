@@ -17,6 +17,9 @@ the glyphs is recorded too, since another FreeType may anti-alias differently.
 from __future__ import annotations
 
 import io
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,8 +97,44 @@ def _font_name(font: ImageFont.FreeTypeFont) -> str:
     return " ".join(part for part in (family, style) if part)
 
 
+# The PNGs this process drew, by (font key, text): a VL-ICL build draws each expression once,
+# but its audit draws them all again, and a process that builds or audits twice would draw them
+# each time. The key names the font by its bytes' sha256, size, face and layout engine: the same
+# key draws the same bytes (module docstring), a font object loaded again finds them.
+_DRAWN: OrderedDict[tuple[tuple, str], bytes] = OrderedDict()
+_DRAWN_MAX = 4096  # about 10 MB of small PNGs; the oldest are forgotten first
+_FONT_KEYS: weakref.WeakKeyDictionary[ImageFont.FreeTypeFont, tuple] = weakref.WeakKeyDictionary()
+_DRAWN_LOCK = threading.Lock()
+
+
+def _font_key(font: ImageFont.FreeTypeFont) -> tuple:
+    with _DRAWN_LOCK:
+        key = _FONT_KEYS.get(font)
+    if key is None:
+        data = getattr(font, "font_bytes", None) or Path(font.path).read_bytes()
+        key = (sha256_bytes(data), font.size, font.index, font.encoding, font.layout_engine)
+        with _DRAWN_LOCK:
+            _FONT_KEYS[font] = key
+    return key
+
+
 def render_text(text: str, font: ImageFont.FreeTypeFont) -> bytes:
-    """``text`` in black, centred (by its ink box) on a 256x256 white canvas, as PNG bytes."""
+    """``text`` in black, centred (by its ink box) on a 256x256 white canvas, as PNG bytes
+    (drawn once per font and text in a process)."""
+    key = (_font_key(font), text)
+    with _DRAWN_LOCK:
+        if (drawn := _DRAWN.get(key)) is not None:
+            _DRAWN.move_to_end(key)
+            return drawn
+    drawn = _draw_text(text, font)
+    with _DRAWN_LOCK:
+        _DRAWN[key] = drawn
+        if len(_DRAWN) > _DRAWN_MAX:
+            _DRAWN.popitem(last=False)
+    return drawn
+
+
+def _draw_text(text: str, font: ImageFont.FreeTypeFont) -> bytes:
     image = Image.new("RGB", (CANVAS, CANVAS), BACKGROUND)
     draw = ImageDraw.Draw(image)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)

@@ -137,3 +137,27 @@ def test_text_too_wide_is_a_clear_error() -> None:
     big, _ = load_operator_font(size=300)
     with pytest.raises(BenchsmithError, match="larger than the 256px canvas"):
         render_expression(8, 8, big)
+
+
+def test_a_process_draws_each_text_once_per_font(tmp_path: Path, monkeypatch) -> None:
+    """An audit that re-renders a build's expressions in the same process draws nothing again
+    (a font object loaded afresh included), and the bytes are the drawn ones; another font's
+    bytes, even at the same path, draw again."""
+    from collections import OrderedDict
+
+    monkeypatch.setattr(operator_images, "_DRAWN", OrderedDict())  # what other tests drew
+    drawn: list[str] = []
+    real = operator_images._draw_text
+    monkeypatch.setattr(operator_images, "_draw_text",
+                        lambda text, font: drawn.append(text) or real(text, font))  # fmt: skip
+    font, _ = load_operator_font()
+    first = render_expression(8, 1, font)
+    assert render_expression(8, 1, load_operator_font()[0]) == first
+    assert first == real("8 ? 1", font) and drawn == ["8 ? 1"]
+    path = tmp_path / "face.ttf"
+    path.write_bytes(font.font_bytes)
+    assert render_expression(8, 1, load_operator_font(path)[0]) == first  # same bytes: no draw
+    assert drawn == ["8 ? 1"]
+    path.write_bytes(font.font_bytes + b"\x00" * 16)  # another file at the same path
+    render_expression(8, 1, load_operator_font(path)[0])
+    assert drawn == ["8 ? 1", "8 ? 1"]
