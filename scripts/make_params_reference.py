@@ -19,14 +19,16 @@ BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end sett
 
 
 def declared_blocks() -> dict[str, type]:
-    """Every settings block a family declares: ``{"mmneedle.render": RenderConfig}``."""
+    """Every settings block a family (or curation) declares: ``{"mmneedle.render": RenderConfig}``."""
     from benchsmith.builders import FAMILIES
+    from benchsmith.curate.config import DECLARED_BLOCKS as CURATE_BLOCKS
 
-    return {
+    blocks = {
         ".".join(block): kind
         for family in FAMILIES
         for block, kind in family.declared_settings().items()
     }
+    return {**blocks, **{".".join(block): kind for block, kind in CURATE_BLOCKS.items()}}
 
 
 def _shown(value: object) -> str:

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from benchsmith.commands._common import COLUMN_ROLES, column_roles
 from benchsmith.commands.common_flags import add_metrics_option
+from benchsmith.commands.setting_flags import add_setting_flags
 from benchsmith.core.metrics import write_metrics
 from benchsmith.core.params import load_params
-from benchsmith.curate.config import LLM_FLAGS, flag_dest
+from benchsmith.curate.config import LLMSettings
+from benchsmith.family.base import StepSettings
 from benchsmith.stages import STAGES
 
 
@@ -87,10 +89,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         for flag in stage.flags:
             flag.add_to(group)
     add_metrics_option(p, "kept and dropped (per target with --targets)")
-    llm = p.add_argument_group("LLM client (review and text-only stages)")
-    for flag, _, help_text, kind in LLM_FLAGS:
-        metavar = {int: "N", str: "URL"}.get(kind, "DIR")
-        llm.add_argument(flag, dest=flag_dest(flag), type=kind, metavar=metavar, help=help_text)
+    add_setting_flags(p, StepSettings(LLMSettings, ("curate", "llm")))  # the LLM client's
     p.set_defaults(handler=run_curate)
 
 

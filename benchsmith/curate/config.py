@@ -18,35 +18,50 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.schema import Block, ListOf, Value, block_of_dataclass
+from benchsmith.core.settings import (
+    check_settings,
+    declared,
+    paths_as_paths,
+    setting,
+    settings_block,
+    settings_from,
+)
 from benchsmith.core.urls import without_credentials
 from benchsmith.stages import STAGES
-from benchsmith.stages.base import Stage, plain, settings_from_mapping
+from benchsmith.stages.base import Stage, plain
 
 TARGETS_KEY = "targets"  # the datasets `benchsmith curate --targets` runs: not a setting
 
 
 @dataclass(frozen=True)
 class LLMSettings:
-    base_url: str | None = None  # else OPENAI_BASE_URL; the key comes from OPENAI_API_KEY only
-    concurrency: int = 4
-    cache_dir: Path = Path(".benchsmith/llm-cache")
-    timeout_s: float = 60.0
-    max_retries: int = 5
-    # seconds before the first retry, doubled on each further one (at most 20 s); a server's
-    # Retry-After wins. Short for a local server, longer for a rate-limited API
-    retry_wait_s: float = 0.5
+    """The LLM client of the review and text-only stages (``curate.llm``). The API key is read
+    from ``OPENAI_API_KEY`` only, never from a file or a flag."""
+
+    base_url: str | None = setting(
+        None, "OpenAI-compatible endpoint (null: OPENAI_BASE_URL)", metavar="URL"
+    )
+    concurrency: int = setting(4, "requests in flight at once", minimum=1, metavar="N",
+                               shapes_output=False)  # fmt: skip
+    cache_dir: Path = setting(
+        Path(".benchsmith/llm-cache"), "the answer cache: a rerun asks only what it lacks",
+        metavar="DIR", aliases=("--llm-cache",), shapes_output=False,
+    )  # fmt: skip
+    timeout_s: float = setting(60.0, "seconds to wait for one answer", minimum=0, metavar="S")
+    max_retries: int = setting(5, "tries after a failed one (429, 5xx, timeouts, junk)",
+                               minimum=0, metavar="N")  # fmt: skip
+    retry_wait_s: float = setting(
+        0.5, "seconds before the first retry, doubled on each further one (at most 20 s); a "
+        "server's Retry-After wins", minimum=0, metavar="S", shapes_output=False,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        paths_as_paths(self)
+        check_settings(self, "curate.llm")
 
 
-# (flag, LLMSettings field, help, type): the LLM client's `benchsmith curate` options
-LLM_FLAGS = (
-    ("--base-url", "base_url", "OpenAI-compatible endpoint (default: OPENAI_BASE_URL)", str),
-    ("--llm-cache", "cache_dir", "response cache folder", Path),
-    ("--concurrency", "concurrency", "parallel LLM requests", int),
-)
-
-
-def flag_dest(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
+# settings blocks declared here, for the params reference (scripts/make_params_reference.py)
+DECLARED_BLOCKS = {("curate", "llm"): LLMSettings}
 
 
 @dataclass(frozen=True)
@@ -87,11 +102,7 @@ class CurateConfig:
         """The command-line flags of every stage (and of the LLM client) applied on top
         (``flags``: the parsed command line by destination, ``vars(args)``)."""
         stages = {s.name: s.override(self.stages[s.name], flags) for s in STAGES}
-        given = {
-            name: flags[flag_dest(flag)]
-            for flag, name, _, _ in LLM_FLAGS
-            if flags.get(flag_dest(flag)) is not None
-        }
+        given = {name: flags[name] for name in declared(LLMSettings) if flags.get(name) is not None}
         llm = dataclasses.replace(self.llm, **given) if given else self.llm
         return CurateConfig(stages, llm)
 
@@ -116,13 +127,7 @@ def params_schema() -> Block:
             fields.update(block.fields)
         else:
             fields[stage.params_key] = block
-    fields["llm"] = block_of_dataclass(
-        LLMSettings,
-        concurrency=Value("int", minimum=1),
-        timeout_s=Value("float", minimum=0),
-        max_retries=Value("int", minimum=0),
-        retry_wait_s=Value("float", minimum=0),
-    )
+    fields["llm"] = settings_block(LLMSettings)
     target = Block(
         {
             "name": Value("str"),
@@ -155,5 +160,13 @@ def config_from_params(section: dict[str, Any] | None) -> CurateConfig:
         else:
             block = section.get(stage.params_key)
         stages[stage.name] = stage.settings_from(block)
-    llm = settings_from_mapping(LLMSettings, section.get("llm"), "curate.llm")
+    llm_block = section.get("llm") or {}
+    unknown_llm = set(llm_block) - set(declared(LLMSettings))
+    if unknown_llm:
+        raise BenchsmithError(
+            f"unknown curate.llm settings: {', '.join(sorted(unknown_llm))}",
+            path="params.yaml",
+            fix=f"valid keys: {', '.join(declared(LLMSettings))}",
+        )
+    llm = settings_from(LLMSettings, llm_block)
     return CurateConfig(stages, llm)

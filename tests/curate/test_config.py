@@ -72,6 +72,28 @@ def test_unknown_keys_are_errors_naming_the_valid_ones():
         config_from_params({"llm": {"api_key": "sk-x"}})
 
 
+def test_the_llm_client_block_is_declared_once(tmp_path, capsys):
+    """curate.llm's keys, defaults, bounds, flags and docs rows come from ``LLMSettings``: a
+    value out of bounds names its key, params.yaml spells every key, a flag overrides its key,
+    and ``--help`` shows each with its params.yaml key."""
+    from benchsmith.cli import main
+    from benchsmith.core.settings import declared
+
+    assert set(load_params(REPO_PARAMS)["curate"]["llm"]) == set(declared(LLMSettings))
+    assert config_from_params({"llm": {"timeout_s": 60}}).llm.timeout_s == 60.0  # one setting
+    with pytest.raises(BenchsmithError, match=r"curate\.llm\.retry_wait_s must be"):
+        config_from_params({"llm": {"retry_wait_s": -1}})
+    flags = {"retry_wait_s": 0.2, "max_retries": 1, "cache_dir": Path("c")}
+    llm = config_from_params({}).with_flags(flags).llm
+    assert (llm.retry_wait_s, llm.max_retries, llm.cache_dir) == (0.2, 1, Path("c"))
+    with pytest.raises(SystemExit):
+        main(["curate", "--help"])
+    shown = capsys.readouterr().out
+    for name in declared(LLMSettings):
+        assert f"--{name.replace('_', '-')}" in shown and f"curate.llm.{name}" in shown
+    assert "--llm-cache" in shown  # the older name still works
+
+
 def test_path_and_list_fields_are_coerced():
     config = config_from_params(
         {
