@@ -42,13 +42,15 @@ def _shown(value: object) -> str:
 
 
 def table(block: str, cls: type) -> str:
-    from benchsmith.core.settings import declared, key_of, value_node
+    from benchsmith.core.settings import declared, flag_of, key_of, value_node
 
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for name, (field, info) in declared(cls).items():
         allowed = value_node(cls, name).describe()
-        names = [f"`--{name.replace('_', '-')}`", *(f"`{a}`" for a in info.aliases)]
+        names = [f"`{flag_of(name, info)}`", *(f"`{a}`" for a in info.aliases)]
         flag = f"; flag {' or '.join(names)}" if info.flag else ""
+        if info.flag and info.off_switch:
+            flag = f"; flag {' or '.join(names)} turns it off"
         others = "".join(f" ({profile}: {_shown(v)})" for profile, v in info.profile_defaults)
         rows.append(
             f"| `{block}.{key_of(cls, name)}` | {_shown(field.default)}{others} | {info.help} "

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchsmith.core.command_inputs import declared_inputs
 from benchsmith.core.params import load_params, profile_of, section
-from benchsmith.core.settings import declared, key_of, settings_from
+from benchsmith.core.settings import declared, flag_of, key_of, settings_from
 from benchsmith.family.base import StepSettings
 
 
@@ -45,9 +45,14 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
             default = " ".join(map(str, default)) or "none"
         if info.profile_defaults:
             default = f"{default} ({', '.join(f'{k}: {v}' for k, v in info.profile_defaults)})"
+        help_text = f"{info.help} (default: {where}.{key_of(settings.type, name)}, else {default})"
+        if info.off_switch:  # the flag turns the setting off; not given: the block decides
+            group.add_argument(flag_of(name, info), *info.aliases, dest=name, action="store_const",
+                               const=False, default=None, help=help_text)  # fmt: skip
+            continue
         kind, nargs = _flag_type(hints[name])
         group.add_argument(
-            "--" + name.replace("_", "-"),
+            flag_of(name, info),
             *info.aliases,
             dest=name,
             type=kind,
@@ -55,7 +60,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
             choices=info.choices or None,
             # a value from a few choices shows them; several values, each one's metavar
             metavar=None if info.choices and not nargs else (info.metavar or name.upper()),
-            help=f"{info.help} (default: {where}.{key_of(settings.type, name)}, else {default})",
+            help=help_text,
         )
 
 

@@ -49,6 +49,10 @@ class SettingInfo:
     under: str | None = None
     # defaults of other profiles than full's, for a key under "sizes.{profile}": (("sample", 12),)
     profile_defaults: tuple[tuple[str, Any], ...] = ()
+    # the flag's name when ``--field-name`` would not say whose it is (``--review-model`` for
+    # curate.review.model); ``off_switch``: a bool field whose flag turns it off (``--no-blind``)
+    flag_name: str | None = None
+    off_switch: bool = False
 
 
 def setting(
@@ -64,13 +68,21 @@ def setting(
     aliases: tuple[str, ...] = (),
     under: str | None = None,
     profile_defaults: Mapping[str, Any] | None = None,
+    flag_name: str | None = None,
+    off_switch: bool = False,
 ) -> Any:
     """A settings field (use as ``name: int = setting(75, "...", minimum=1)``). A field
     ``under="sizes.{profile}"`` is a key of ``<block>.sizes.<profile>``; its ``default`` is
     the full profile's, ``profile_defaults`` another profile's (``{"sample": 12}``)."""
     info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output,
-                       tuple(aliases), under, tuple((profile_defaults or {}).items()))  # fmt: skip
+                       tuple(aliases), under, tuple((profile_defaults or {}).items()), flag_name,
+                       off_switch)  # fmt: skip
     return dataclasses.field(default=default, metadata={META_KEY: info})
+
+
+def flag_of(name: str, info: SettingInfo) -> str:
+    """The command-line flag of a declared field: its ``flag_name``, else ``--field-name``."""
+    return info.flag_name or "--" + name.replace("_", "-")
 
 
 def declared(cls: type) -> dict[str, tuple[dataclasses.Field, SettingInfo]]:

@@ -60,8 +60,17 @@ class LLMSettings:
         check_settings(self, "curate.llm")
 
 
-# settings blocks declared here, for the params reference (scripts/make_params_reference.py)
-DECLARED_BLOCKS = {("curate", "llm"): LLMSettings}
+# settings blocks declared for curation, for the params reference
+# (scripts/make_params_reference.py): each stage's (final_draw's fields sit under curate: itself)
+DECLARED_BLOCKS = {
+    **{
+        ("curate",)
+        if stage.params_key is None
+        else ("curate", stage.params_key): stage.settings_type
+        for stage in STAGES
+    },
+    ("curate", "llm"): LLMSettings,
+}
 
 
 @dataclass(frozen=True)

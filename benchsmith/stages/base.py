@@ -10,7 +10,10 @@ Everything else about the stage lives with it, in its one file:
   ``undecided_reasons``: those that mean "could not decide" (an LLM call failed): such a
   sample is kept and counted, never dropped for the failure, and ``curate`` publishes nothing
   while one remains (unless told to);
-- ``flags``: its ``benchsmith curate`` options, each overriding one settings field;
+- ``flags``: its ``benchsmith curate`` options, each overriding one settings field, read from
+  the settings fields declared with :func:`benchsmith.core.settings.setting` (default, meaning,
+  allowed values and flag written once: the params schema and the params reference read them
+  too);
 - ``card_section``: a Jinja template (Markdown) of its section in the curated card, rendered
   with its ``report`` and ``settings``;
 - ``skip_reason``: why it has nothing to do (no judge files, no models ...), or None;
@@ -23,6 +26,8 @@ executor in :mod:`benchsmith.curate.executor` knows no stage by name.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.settings import declared, flag_of, value_node
 
 if TYPE_CHECKING:
     from benchsmith.core.llm import LLMClient
@@ -139,6 +145,25 @@ class Flag:
         return given
 
 
+def flag_of_setting(name: str, field: Any, info: Any, hint: Any, block: str) -> Flag:
+    """The ``benchsmith curate`` option of one declared settings field (``block``: where its
+    key sits in ``params.yaml``, for the help's default)."""
+    base = hint
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: X
+        base = next(a for a in typing.get_args(hint) if a is not type(None))
+    listed = typing.get_origin(base) is tuple
+    if listed:
+        base = typing.get_args(base)[0]
+    kind = "off" if info.off_switch else "list" if listed else "value"
+    default = field.default
+    shown = "null" if default is None else " ".join(map(str, default)) or "none" if isinstance(
+        default, tuple) else default  # fmt: skip
+    return Flag(flag_of(name, info), name, f"{info.help} (default: {block}.{name}, else {shown})",
+                kind,
+                base if base in (int, float, Path) else None,
+                info.choices or None, info.metavar)  # fmt: skip
+
+
 class Stage(ABC):
     """One curation stage; subclasses are singletons listed in ``STAGES``."""
 
@@ -151,7 +176,6 @@ class Stage(ABC):
     # reason codes meaning "could not decide" (an LLM call failed): the sample is kept, counted
     # as undecided, and `curate` refuses to publish while any kept sample carries one
     undecided_reasons: ClassVar[frozenset[str]] = frozenset()
-    flags: ClassVar[tuple[Flag, ...]] = ()
     card_section: ClassVar[str] = ""
     # settings that choose where the work runs (processes, a Ray cluster), not what is decided:
     # left out of the params hash and the card, so the curated bytes do not depend on them
@@ -161,17 +185,22 @@ class Stage(ABC):
         """Settings from its params block; an unknown key is an error naming the valid ones."""
         return settings_from_mapping(self.settings_type, block, f"curate.{self.params_key}")
 
-    def settings_choices(self) -> dict[str, Any]:
-        """Schema nodes refining settings whose flag lists its choices, so ``params.yaml`` is
-        held to the same values as the command line (:func:`curate.config.params_schema`)."""
-        from benchsmith.core.schema import ListOf, Value
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """Its ``benchsmith curate`` options, one per declared field that asks for a flag."""
+        block = "curate" if self.params_key is None else f"curate.{self.params_key}"
+        hints = typing.get_type_hints(self.settings_type)
+        return tuple(
+            flag_of_setting(name, field, info, hints[name], block)
+            for name, (field, info) in declared(self.settings_type).items()
+            if info.flag
+        )
 
-        nodes: dict[str, Any] = {}
-        for flag in self.flags:
-            if flag.choices:
-                value = Value("str", choices=tuple(flag.choices))
-                nodes[flag.field] = ListOf(value, scalar_ok=True) if flag.kind == "list" else value
-        return nodes
+    def settings_choices(self) -> dict[str, Any]:
+        """Schema nodes of its declared settings (types refined by their choices and bounds),
+        so ``params.yaml`` is held to the same values as the command line
+        (:func:`curate.config.params_schema`)."""
+        return {name: value_node(self.settings_type, name) for name in declared(self.settings_type)}
 
     def override(self, settings: Any, flags: Mapping[str, Any]) -> Any:
         """Settings with the fields its flags were given on the command line replaced."""

@@ -12,14 +12,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchsmith.stages.base import Flag, Stage, StageContext, StageDecision, StageResult
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageDecision, StageResult
 
 
 @dataclass(frozen=True)
 class BlindSettings:
-    enabled: bool = True
-    threshold: float = 0.10  # flag a rule whose accuracy beats chance by more than this
-    drop_flagged: bool = True
+    enabled: bool = setting(True, "run the blind baselines", flag_name="--no-blind",
+                            off_switch=True)  # fmt: skip
+    threshold: float = setting(0.10, "flag a rule whose accuracy beats chance by more than this",
+                               minimum=0, flag_name="--blind-threshold")  # fmt: skip
+    drop_flagged: bool = setting(
+        True, "drop the samples a flagged option rule singles out", flag=False
+    )
 
 
 def blind_item(sample: Any) -> Any:
@@ -57,15 +62,6 @@ class BlindBaselinesStage(Stage):
     reasons = {
         "BLIND_SHORTCUT": "a blind rule that beats chance on this config singles out its answer",
     }
-    flags = (
-        Flag("--no-blind", "enabled", "skip blind baselines", "off"),
-        Flag(
-            "--blind-threshold",
-            "threshold",
-            "flag a rule beating chance by more than this",
-            type=float,
-        ),
-    )
     card_section = """\
 ## Blind baselines
 

@@ -16,21 +16,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.stages.base import Flag, Stage, StageContext, StageResult
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageResult
 
-METRIC_HELP = "accuracy | vqa_accuracy | anls | relaxed_accuracy (cutoffs: LIME Table 8)"
+METRIC_HELP = "accuracy, vqa_accuracy, anls or relaxed_accuracy (cutoffs: LIME Table 8)"
 
 
 @dataclass(frozen=True)
 class DifficultySettings:
-    files: tuple[Path, ...] = ()  # judge prediction JSONL files
-    metric: str = "accuracy"
-    cutoff: float | None = None  # None: the metric's default from the LIME paper's table
-    bins: str = "paper"  # "paper" | "code"
-    drop_bins: tuple[str, ...] = ("easy",)
-    missing_policy: str = "error"  # error | treat_wrong | exclude_model
-    unknown_ids: str = "error"  # error | ignore
-    scoring: str = "auto"  # auto: the family's scorer for a benchsmith dataset | lime-legacy
+    files: tuple[Path, ...] = setting(
+        (), "judge prediction JSONL files", flag_name="--judges", metavar="FILE"
+    )
+    metric: str = setting("accuracy", METRIC_HELP, metavar="METRIC")
+    cutoff: float | None = setting(
+        None, "the metric's correctness cutoff (null: its default from the LIME paper's table)"
+    )
+    bins: str = setting("paper", "bin edges preset", choices=("paper", "code"))
+    drop_bins: tuple[str, ...] = setting(("easy",), "the bins dropped", flag=False)
+    missing_policy: str = setting(
+        "error", "what a missing judge prediction does",
+        choices=("error", "treat_wrong", "exclude_model"),
+    )  # fmt: skip
+    unknown_ids: str = setting(
+        "error", "what a judge row for a sample id the dataset lacks does (error, or count and "
+        "skip)", choices=("error", "ignore"),
+    )  # fmt: skip
+    scoring: str = setting(
+        "auto", "auto: a benchsmith dataset's replies are scored by its family's scorer (as "
+        "`benchsmith score` does), any other dataset's by the metric; lime-legacy: LIME's own "
+        "per-subtask verdicts (lmms-eval as LIME ran it)",
+        choices=("auto", "lime-legacy"), flag_name="--judge-scoring",
+    )  # fmt: skip
 
 
 class DifficultyStage(Stage):
@@ -49,32 +65,6 @@ class DifficultyStage(Stage):
         "ZERO_PASS": "solved by no judge (dropped only if listed in drop_bins)",
         "MISSING_PREDICTION": "a judge has no prediction for the sample (missing_policy decides)",
     }
-    flags = (
-        Flag("--judges", "files", "judge predictions JSONL", "list", Path, metavar="FILE"),
-        Flag("--metric", "metric", METRIC_HELP, metavar="METRIC"),
-        Flag("--cutoff", "cutoff", "override the metric's correctness cutoff", type=float),
-        Flag(
-            "--judge-scoring",
-            "scoring",
-            "auto: a benchsmith dataset's replies are scored by its family's scorer (as "
-            "`benchsmith score` does), any other dataset's by --metric; lime-legacy: LIME's own "
-            "per-subtask verdicts (lmms-eval as LIME ran it)",
-            choices=("auto", "lime-legacy"),
-        ),
-        Flag("--bins", "bins", "bin edges preset", choices=("paper", "code")),
-        Flag(
-            "--missing-policy",
-            "missing_policy",
-            "what a missing judge prediction does",
-            choices=("error", "treat_wrong", "exclude_model"),
-        ),
-        Flag(
-            "--unknown-ids",
-            "unknown_ids",
-            "what a judge row for a sample id the dataset lacks does (error, or count and skip)",
-            choices=("error", "ignore"),
-        ),
-    )
     card_section = """\
 ## Difficulty
 

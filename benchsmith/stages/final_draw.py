@@ -17,7 +17,8 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.rng import derived_rng
-from benchsmith.stages.base import Flag, Stage, StageContext, StageDecision, StageResult
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageDecision, StageResult
 
 RNG_FAMILY = "curate"
 
@@ -122,8 +123,10 @@ def stratified_draw(
 
 @dataclass(frozen=True)
 class DrawSettings:
-    target_size: int | None = None  # per subtask; None keeps every survivor
-    seed: int = 0
+    target_size: int | None = setting(
+        None, "samples per subtask (null: keep every survivor)", minimum=1
+    )
+    seed: int = setting(0, "seed of the draw")
 
 
 class FinalDrawStage(Stage):
@@ -133,10 +136,6 @@ class FinalDrawStage(Stage):
     params_key = None  # `curate.target_size` and `curate.seed`
     settings_type = DrawSettings
     reasons = {"NOT_SAMPLED": "survived every filter but was not drawn for the target size"}
-    flags = (
-        Flag("--target-size", "target_size", "samples per subtask (default: keep all)", type=int),
-        Flag("--seed", "seed", "seed of the draw (default: curate.seed)", type=int),
-    )
     card_section = """\
 ## Final draw
 

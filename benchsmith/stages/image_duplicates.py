@@ -16,16 +16,27 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchsmith.core.executor import EXECUTORS
-from benchsmith.stages.base import Flag, Stage, StageContext, StageDecision, StageResult
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageDecision, StageResult
 
 
 @dataclass(frozen=True)
 class ImageSettings:
-    enabled: bool = True
-    near_threshold: int = 4  # phash Hamming distance counted as a near duplicate
-    against_splits: tuple[str, ...] = ()  # e.g. ("support",) when curating "query"
-    workers: int = 1  # hashing processes, or Ray tasks at once (run_only: not hashed)
-    executor: str = "local"  # local processes or a Ray cluster (run_only: not hashed)
+    enabled: bool = setting(True, "check for duplicate images", flag_name="--no-image-check",
+                            off_switch=True)  # fmt: skip
+    near_threshold: int = setting(4, "pHash Hamming distance counted as a near duplicate",
+                                  minimum=0, maximum=64)  # fmt: skip
+    against_splits: tuple[str, ...] = setting(
+        (), "reference split(s) for cross-split duplicates (e.g. support when curating query)",
+        flag_name="--against-split", metavar="SPLIT",
+    )  # fmt: skip
+    workers: int = setting(1, "image hashing processes, or Ray tasks at once", minimum=0,
+                           flag_name="--image-workers", shapes_output=False)  # fmt: skip
+    executor: str = setting(
+        "local", "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else "
+        "a Ray started here); the same decisions and bytes either way", choices=EXECUTORS,
+        flag_name="--image-executor", shapes_output=False,
+    )  # fmt: skip
 
 
 def _hash_view(view: Any, wanted: set[str] | None, settings: ImageSettings):
@@ -57,32 +68,6 @@ class ImageDuplicatesStage(Stage):
         "(Hamming <= threshold)",
         "UNREADABLE_IMAGE": "an image could not be decoded",
     }
-    flags = (
-        Flag("--no-image-check", "enabled", "skip duplicate-image checks", "off"),
-        Flag(
-            "--against-split",
-            "against_splits",
-            "reference split(s) for cross-split duplicates",
-            "list",
-            metavar="SPLIT",
-        ),
-        Flag(
-            "--near-threshold",
-            "near_threshold",
-            "phash Hamming distance for near dups",
-            type=int,
-        ),
-        Flag(
-            "--image-workers", "workers", "image hashing processes, or Ray tasks at once", type=int
-        ),  # fmt: skip
-        Flag(
-            "--image-executor",
-            "executor",
-            "where images are hashed: local processes or a Ray cluster ($RAY_ADDRESS, else a "
-            "Ray started here); the same decisions and bytes either way",
-            choices=EXECUTORS,
-        ),
-    )
     card_section = """\
 ## Duplicate images
 

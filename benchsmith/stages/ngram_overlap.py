@@ -13,15 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.stages.base import Flag, Stage, StageContext, StageDecision, StageResult
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageDecision, StageResult
 
 
 @dataclass(frozen=True)
 class NgramSettings:
-    corpus: tuple[Path, ...] = ()  # reference files: .txt (a document each) or .jsonl, .gz ok
-    n: int = 8
-    min_matches: int = 1
-    text_field: str = "text"  # the field of a .jsonl record that holds the text
+    corpus: tuple[Path, ...] = setting(
+        (), "reference corpus files: .txt (a document each) or .jsonl, optionally .gz",
+        flag_name="--reference-corpus", metavar="FILE",
+    )  # fmt: skip
+    n: int = setting(8, "n of the word n-grams", minimum=1, flag_name="--ngram")
+    min_matches: int = setting(1, "shared n-grams that make a match", minimum=1, flag=False)
+    text_field: str = setting("text", "the field of a .jsonl record that holds the text",
+                              flag=False)  # fmt: skip
 
 
 class NgramOverlapStage(Stage):
@@ -31,17 +36,6 @@ class NgramOverlapStage(Stage):
     params_key = "ngram"
     settings_type = NgramSettings
     reasons = {"NGRAM_OVERLAP": "the question shares n-grams with the reference corpus"}
-    flags = (
-        Flag(
-            "--reference-corpus",
-            "corpus",
-            "reference corpus files (.txt, .jsonl, optionally .gz)",
-            "list",
-            Path,
-            metavar="FILE",
-        ),
-        Flag("--ngram", "n", "n of the word n-grams (default 8)", type=int),
-    )
     card_section = """\
 ## Decontamination
 

@@ -13,14 +13,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.stages.base import Flag, Stage, StageContext, StageResult, log_llm_stats
+from benchsmith.core.settings import setting
+from benchsmith.stages.base import Stage, StageContext, StageResult, log_llm_stats
 
 
 @dataclass(frozen=True)
 class ReviewSettings:
-    model: str | None = None  # None: no LLM review (kept unless a human rejects)
-    detail: str = "high"  # image detail sent to the reviewer (the original used "low")
-    human_verdicts: Path | None = None  # a .jsonl/.csv file or a folder of them
+    model: str | None = setting(
+        None, "model for the zero-pass YES/NO check (null: no LLM review; kept unless a human "
+        "rejects)", flag_name="--review-model", metavar="MODEL",
+    )  # fmt: skip
+    detail: str = setting(
+        "high", "image detail sent to the reviewer (the original used low)",
+        choices=("low", "high", "auto"), flag_name="--review-detail",
+    )  # fmt: skip
+    human_verdicts: Path | None = setting(
+        None, "human verdicts (.jsonl/.csv or a folder of them)", metavar="FILE"
+    )
 
 
 class ReviewStage(Stage):
@@ -41,22 +50,6 @@ class ReviewStage(Stage):
         "ZERO_PASS_HUMAN_REJECT": "no judge solved it and a human reviewer rejected it",
     }
     undecided_reasons = frozenset({"ZERO_PASS_LLM_ERROR"})
-    flags = (
-        Flag("--review-model", "model", "model for the zero-pass YES/NO check", metavar="MODEL"),
-        Flag(
-            "--review-detail",
-            "detail",
-            "image detail for the reviewer",
-            choices=("low", "high", "auto"),
-        ),
-        Flag(
-            "--human-verdicts",
-            "human_verdicts",
-            "human verdicts (.jsonl/.csv or a folder)",
-            type=Path,
-            metavar="FILE",
-        ),
-    )
     card_section = """\
 ## Review of zero-pass samples
 

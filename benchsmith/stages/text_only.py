@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.llm_messages import user_message
+from benchsmith.core.settings import setting
 from benchsmith.options.question_prompt import render_prompt
 from benchsmith.stages.base import (
-    Flag,
     Stage,
     StageContext,
     StageDecision,
@@ -46,11 +46,17 @@ TEXT_ONLY_LLM_ERROR = "TEXT_ONLY_LLM_ERROR"
 
 @dataclass(frozen=True)
 class TextOnlySettings:
-    """``models``: LLMs asked without the image; ``max_tokens``: LIME used 128."""
+    """LIME's text-only check: the question asked without its image."""
 
-    models: tuple[str, ...] = ()
-    max_text_only_correct: int = 0  # drop when more than this many models answer correctly
-    max_tokens: int = 128
+    models: tuple[str, ...] = setting(
+        (), "LLMs asked the question without the image", flag_name="--text-only-model",
+        metavar="NAME",
+    )  # fmt: skip
+    max_text_only_correct: int = setting(
+        0, "drop when more than this many models answer correctly", minimum=0
+    )
+    max_tokens: int = setting(128, "reply length asked for (LIME used 128)", minimum=1,
+                              flag=False)  # fmt: skip
 
 
 def text_only_messages(sample: SampleView) -> list[dict]:
@@ -134,21 +140,6 @@ class TextOnlyStage(Stage):
         "publishes only with --publish-undecided; rerun to retry)",
     }
     undecided_reasons = frozenset({TEXT_ONLY_LLM_ERROR})
-    flags = (
-        Flag(
-            "--text-only-model",
-            "models",
-            "LLMs asked the question without the image",
-            "list",
-            metavar="NAME",
-        ),
-        Flag(
-            "--max-text-only-correct",
-            "max_text_only_correct",
-            "drop when more than this many answer correctly (default 0)",
-            type=int,
-        ),
-    )
     card_section = """\
 ## Text-only answerability
 

@@ -94,6 +94,30 @@ def test_the_llm_client_block_is_declared_once(tmp_path, capsys):
     assert "--llm-cache" in shown  # the older name still works
 
 
+def test_every_stage_setting_is_declared_once():
+    """Each stage field is declared with ``setting()``: its flag, help, choices and bounds, its
+    params schema and its docs row come from there (the docs page is held to the declarations
+    by tests/test_docs.py). An off switch turns its setting off; a value out of bounds names
+    its key."""
+    from benchsmith.core.settings import declared
+
+    for stage in STAGES:
+        fields = {f.name for f in dataclasses.fields(stage.settings_type)}
+        assert set(declared(stage.settings_type)) == fields, stage.name
+        assert {f.field for f in stage.flags} <= fields
+    blind = next(s for s in STAGES if s.name == "blind_baselines")
+    assert [f.flag for f in blind.flags] == ["--no-blind", "--blind-threshold"]
+    config = config_from_params({}).with_flags({"no_blind": True, "ngram": 5})
+    assert config.stages["blind_baselines"].enabled is False
+    assert config.stages["ngram_overlap"].n == 5
+    from benchsmith.core.schema import check_node
+    from benchsmith.curate.config import params_schema
+
+    problems: list[str] = []
+    check_node(params_schema(), {"images": {"near_threshold": 65}}, "curate", problems)
+    assert len(problems) == 1 and "curate.images.near_threshold" in problems[0], problems
+
+
 def test_path_and_list_fields_are_coerced():
     config = config_from_params(
         {
