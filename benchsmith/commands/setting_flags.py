@@ -11,25 +11,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import types
 import typing
-from pathlib import Path
 from typing import Any
 
 from benchsmith.core.command_inputs import declared_inputs
 from benchsmith.core.params import load_params, profile_of, section
-from benchsmith.core.settings import declared, flag_of, key_of, settings_from
+from benchsmith.core.settings import (
+    declared,
+    flag_of,
+    flag_value_type,
+    key_of,
+    settings_from,
+    shown_default,
+)
 from benchsmith.family.base import StepSettings
-
-
-def _flag_type(hint: Any) -> tuple[Any, str | None]:
-    """The argparse ``type`` and ``nargs`` of a field: a tuple field takes one or more values."""
-    base, nargs = hint, None
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: X
-        base = next(a for a in typing.get_args(hint) if a is not type(None))
-    if typing.get_origin(base) is tuple:
-        base, nargs = typing.get_args(base)[0], "+"
-    return (base if base in (int, float, str, Path) else str), nargs
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -> None:
@@ -40,17 +35,14 @@ def add_setting_flags(parser: argparse.ArgumentParser, settings: StepSettings) -
     for name, (field, info) in declared(settings.type).items():
         if not info.flag or (settings.only is not None and name not in settings.only):
             continue
-        default = "null" if field.default is None else field.default
-        if isinstance(default, tuple):
-            default = " ".join(map(str, default)) or "none"
-        if info.profile_defaults:
-            default = f"{default} ({', '.join(f'{k}: {v}' for k, v in info.profile_defaults)})"
+        default = shown_default(field, info)
         help_text = f"{info.help} (default: {where}.{key_of(settings.type, name)}, else {default})"
         if info.off_switch:  # the flag turns the setting off; not given: the block decides
             group.add_argument(flag_of(name, info), *info.aliases, dest=name, action="store_const",
                                const=False, default=None, help=help_text)  # fmt: skip
             continue
-        kind, nargs = _flag_type(hints[name])
+        kind, listed = flag_value_type(hints[name])
+        nargs = "+" if listed else None
         group.add_argument(
             flag_of(name, info),
             *info.aliases,
@@ -76,7 +68,8 @@ def add_input_flags(parser: argparse.ArgumentParser, inputs: type) -> None:
     """The arguments of a step's inputs dataclass, in declaration order."""
     hints = typing.get_type_hints(inputs)
     for name, (field, info) in declared_inputs(inputs).items():
-        kind, nargs = _flag_type(hints[name])
+        kind, listed = flag_value_type(hints[name])
+        nargs = "+" if listed else None
         options: dict[str, Any] = {"help": info.help}
         if info.choices:
             options["choices"] = info.choices

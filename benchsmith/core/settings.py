@@ -85,6 +85,30 @@ def flag_of(name: str, info: SettingInfo) -> str:
     return info.flag_name or "--" + name.replace("_", "-")
 
 
+def flag_value_type(hint: Any) -> tuple[Any, bool]:
+    """What a field's flag reads its value as (``int``, ``float``, ``Path`` or ``str``), and
+    whether it takes several values (a tuple field): ``X | None`` reads as ``X``."""
+    base = hint
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        base = next(a for a in typing.get_args(hint) if a is not type(None))
+    listed = typing.get_origin(base) is tuple
+    if listed:
+        base = typing.get_args(base)[0]
+    return (base if base in (int, float, str, Path) else str), listed
+
+
+def shown_default(field: dataclasses.Field, info: SettingInfo) -> str:
+    """A declared field's default as ``--help`` shows it (``null``, a list space-separated,
+    other profiles' defaults after it)."""
+    default = field.default
+    shown = "null" if default is None else str(default)
+    if isinstance(default, tuple):
+        shown = " ".join(map(str, default)) or "none"
+    if info.profile_defaults:
+        shown = f"{shown} ({', '.join(f'{k}: {v}' for k, v in info.profile_defaults)})"
+    return shown
+
+
 def declared(cls: type) -> dict[str, tuple[dataclasses.Field, SettingInfo]]:
     """The fields of ``cls`` declared with :func:`setting`, in declaration order."""
     return {

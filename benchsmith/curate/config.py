@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.schema import Block, ListOf, Value, block_of_dataclass
+from benchsmith.core.schema import Block, ListOf, Value
 from benchsmith.core.settings import (
     check_settings,
     declared,
@@ -131,7 +131,7 @@ def params_schema() -> Block:
     choices it declares), the LLM client's, and ``targets`` (each may override any setting)."""
     fields: dict[str, Any] = {}
     for stage in STAGES:
-        block = block_of_dataclass(stage.settings_type, **stage.settings_choices())
+        block = settings_block(stage.settings_type)
         if stage.params_key is None:
             fields.update(block.fields)
         else:

@@ -26,7 +26,6 @@ executor in :mod:`benchsmith.curate.executor` knows no stage by name.
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.settings import declared, flag_of, value_node
+from benchsmith.core.settings import declared, flag_of, flag_value_type, shown_default
 
 if TYPE_CHECKING:
     from benchsmith.core.llm import LLMClient
@@ -148,20 +147,16 @@ class Flag:
 def flag_of_setting(name: str, field: Any, info: Any, hint: Any, block: str) -> Flag:
     """The ``benchsmith curate`` option of one declared settings field (``block``: where its
     key sits in ``params.yaml``, for the help's default)."""
-    base = hint
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: X
-        base = next(a for a in typing.get_args(hint) if a is not type(None))
-    listed = typing.get_origin(base) is tuple
-    if listed:
-        base = typing.get_args(base)[0]
-    kind = "off" if info.off_switch else "list" if listed else "value"
-    default = field.default
-    shown = "null" if default is None else " ".join(map(str, default)) or "none" if isinstance(
-        default, tuple) else default  # fmt: skip
-    return Flag(flag_of(name, info), name, f"{info.help} (default: {block}.{name}, else {shown})",
-                kind,
-                base if base in (int, float, Path) else None,
-                info.choices or None, info.metavar)  # fmt: skip
+    kind, listed = flag_value_type(hint)
+    return Flag(
+        flag_of(name, info),
+        name,
+        f"{info.help} (default: {block}.{name}, else {shown_default(field, info)})",
+        "off" if info.off_switch else "list" if listed else "value",
+        kind if kind is not str else None,
+        info.choices or None,
+        info.metavar,
+    )
 
 
 class Stage(ABC):
@@ -195,12 +190,6 @@ class Stage(ABC):
             for name, (field, info) in declared(self.settings_type).items()
             if info.flag
         )
-
-    def settings_choices(self) -> dict[str, Any]:
-        """Schema nodes of its declared settings (types refined by their choices and bounds),
-        so ``params.yaml`` is held to the same values as the command line
-        (:func:`curate.config.params_schema`)."""
-        return {name: value_node(self.settings_type, name) for name in declared(self.settings_type)}
 
     def override(self, settings: Any, flags: Mapping[str, Any]) -> Any:
         """Settings with the fields its flags were given on the command line replaced."""
