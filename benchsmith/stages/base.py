@@ -172,13 +172,21 @@ class Stage(ABC):
     # as undecided, and `curate` refuses to publish while any kept sample carries one
     undecided_reasons: ClassVar[frozenset[str]] = frozenset()
     card_section: ClassVar[str] = ""
-    # settings that choose where the work runs (processes, a Ray cluster), not what is decided:
-    # left out of the params hash and the card, so the curated bytes do not depend on them
-    run_only: ClassVar[frozenset[str]] = frozenset()
 
     def settings_from(self, block: Mapping[str, Any] | None) -> Any:
         """Settings from its params block; an unknown key is an error naming the valid ones."""
         return settings_from_mapping(self.settings_type, block, f"curate.{self.params_key}")
+
+    @property
+    def run_only(self) -> frozenset[str]:
+        """Settings that choose where the work runs (processes, a Ray cluster), not what is
+        decided (declared ``shapes_output=False``): left out of the params hash and the card,
+        so the curated bytes do not depend on them."""
+        return frozenset(
+            name
+            for name, (_, info) in declared(self.settings_type).items()
+            if not info.shapes_output
+        )
 
     @property
     def flags(self) -> tuple[Flag, ...]:

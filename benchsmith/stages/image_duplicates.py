@@ -60,7 +60,6 @@ class ImageDuplicatesStage(Stage):
     )
     params_key = "images"
     settings_type = ImageSettings
-    run_only = frozenset({"workers", "executor"})
     reasons = {
         "DUPLICATE_IMAGE": "an image is pixel-identical to another image of the sample or of a "
         "reference split",
