@@ -73,6 +73,10 @@ def pytest_configure(config):
     5 here). And in the process that runs workers: a folder for their test -> group maps (a
     worker gets both when it starts, after this)."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    # the DVC projects tests make with `dvc init` would otherwise start an analytics daemon per
+    # command (it tries dvc.org and fails offline: 0.7 s of CPU each); the repo's own
+    # `.dvc/config` already says `analytics = false`
+    os.environ["DVC_NO_ANALYTICS"] = "1"
     sys.dont_write_bytecode = False
     _safe_load_with_libyaml()
     if config.getoption("numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
@@ -112,7 +116,6 @@ LONGEST_FIRST = (
     "tests/commands/test_curate_stage_combinations.py",  # 23
     "tests/builders/mmiu/test_scene_survey.py",  # 23: a plan killed and resumed
     "tests/publish/test_push.py",  # 22
-    "tests/sources/exams/test_page_reader.py",  # 17: OCR of every page variant
     "tests/test_wheel.py",  # 17: builds and installs a wheel
     "tests/family/test_a_new_family.py",  # 16
     "tests/test_contracts.py",  # 16
@@ -121,6 +124,7 @@ LONGEST_FIRST = (
     "tests/builders/vlicl/test_audit.py",  # 11
     "tests/commands/test_export.py",  # 11
     "tests/builders/mmneedle/test_render.py",  # 10
+    "tests/sources/exams/test_page_reader.py",  # 5: the reader on the build's OCR reads
     "tests/test_docs_commands.py",  # 9
     "tests/publish/test_audit_folder.py",  # 9
     "tests/builders/mmneedle/test_canonical_kernel.py",  # 9

@@ -18,7 +18,9 @@ decode or convert (not UTF-8, no text, an image it names is missing), or on whic
 nothing, is a counted skip naming the file and why, never an abort, so one bad scan does not
 lose the rest. OCR results are cached in ``--cache`` by the page's sha256, the engine's identity
 (name, version, languages, model files) and the reader's code: re-running after a change elsewhere (a
-selection parameter, a new page) OCRs only pages it has not seen.
+selection parameter, a new page) OCRs only pages it has not seen. Below that, ``--cache``'s
+``reads/`` keeps the engine's own reads by the pixels it was given (:mod:`benchsmith.images.ocr_reads`):
+after an edit to the page reader, every page is read again by the reader, but no image by the engine.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from benchsmith.core.progress import log, progress
 from benchsmith.images.decode import decode_rgb
 
 HTML_DIR, PAGES_DIR, KEY_FILE = "html", "pages", "answer_key.json"
+READS_DIR = "reads"  # in the OCR cache: the engine's own reads (images/ocr_reads.py)
 QUESTION_NUMBER = re.compile(r"^\s*(?:\*\*)?\s*\d+\s*[.．、]\s*(?:\*\*)?\s*")
 EMPTY_BRACKETS = re.compile(r"[（(][\s\u3000]*[）)]")
 UNDERSCORES = re.compile(r"_{3,}")
@@ -173,6 +176,7 @@ def convert_html(root: Path, done: Converted, max_table_cells: int = 10_000) -> 
 
 def ocr_page(path: Path, backend_name: str, cache_dir: Path) -> dict[str, Any]:
     """The page reader's result as JSON, from the cache or freshly read (run in a worker)."""
+    from benchsmith.images.ocr_reads import RememberedReads
     from benchsmith.sources.exams.page_reader import read_page
 
     backend = engine(backend_name)
@@ -181,7 +185,8 @@ def ocr_page(path: Path, backend_name: str, cache_dir: Path) -> dict[str, Any]:
     cached = cache_dir / digest[:2] / f"{digest}.json"
     if cached.is_file():
         return {**json.loads(cached.read_text(encoding="utf-8")), "cached": True}
-    page = read_page(path, backend)
+    # the engine's reads are kept apart (by pixels and engine): a changed reader re-reads no image
+    page = read_page(path, RememberedReads(backend, cache_dir / READS_DIR))
     result = {
         "engine": backend.identity(),
         "skew_deg": page.skew_deg,

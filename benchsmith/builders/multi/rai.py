@@ -6,7 +6,8 @@ RAI = {
     "questions, with the Elite subset and the knowledge pieces of MULTI-Extend.",
     "collection": "Questions come from the official MULTI release and from crawled question "
     "pages and scanned exam pages read by OCR; each page's file and sha256 are recorded.",
-    "preprocessing": "OCR (Tesseract by default) with cached results; questions split, typed, "
+    "preprocessing": "OCR (RapidOCR's bundled PP-OCR models by default; each scanned page "
+    "records the engine, its version and model files) with cached results; questions split, typed, "
     "scored in points and cleaned (hints removed, parallel blanks split), near duplicates "
     "across sources removed by MinHash LSH and pHash, selection per the paper's Appendix D.",
     "limitations": "OCR errors remain possible on scans (measured character error rates are "

@@ -40,6 +40,40 @@ def test_ocr_is_cached_by_page_and_engine(multi_build, tmp_path):
             multi_build["converted"] / name).read_bytes()  # fmt: skip
 
 
+def test_a_changed_page_reader_reads_every_page_again_but_no_image_with_the_engine(
+    multi_build, tmp_path, monkeypatch
+):
+    """After an edit to the reader (its code digest changes), each page goes through the reader
+    again, on the engine's reads kept in ``reads/``: an engine that fails on any read proves no
+    image was read, and the records are the cold run's, byte for byte."""
+    from benchsmith.builders.multi import convert
+    from benchsmith.images.ocr import OcrBackend
+
+    real = convert.engine("rapidocr")
+
+    class NoReads(OcrBackend):
+        name = real.name
+
+        def version(self):
+            return real.version()
+
+        def model_files(self):
+            return real.model_files()
+
+        def read(self, image):
+            raise AssertionError("the engine read an image it had read before")
+
+    cache = tmp_path / "cache"
+    shutil.copytree(multi_build["cache"], cache)
+    monkeypatch.setattr(convert, "reader_digest", lambda: "an edited reader")
+    monkeypatch.setattr(convert, "engine", lambda name: NoReads())
+    report = convert_exams(multi_build["exams"], tmp_path / "again", OcrSettings(cache_dir=cache))
+    assert (report["ocr"]["read"], report["ocr"]["cached"]) == (8, 0)
+    for name in ("problems.json", "sources.json", "report.json"):
+        assert (tmp_path / "again" / name).read_bytes() == (
+            multi_build["converted"] / name).read_bytes()  # fmt: skip
+
+
 def test_bad_pages_are_counted_skips_and_the_rest_is_kept(multi_build, tmp_path):
     exams = tmp_path / "exams"
     shutil.copytree(multi_build["exams"], exams, ignore=shutil.ignore_patterns("release"))
@@ -82,6 +116,7 @@ def test_pages_read_on_ray_give_the_same_records(ray_cluster, multi_build, tmp_p
 
     cache = tmp_path / "cache"
     shutil.copytree(multi_build["cache"], cache)
+    shutil.rmtree(cache / "reads")  # the engine's own reads: gone, so the engine runs on Ray
     entries = sorted(cache.rglob("*.json"))
     assert len(entries) == 8  # two sample pages in four variants
     forgotten = {p.relative_to(cache): p.read_bytes() for p in entries[:2]}

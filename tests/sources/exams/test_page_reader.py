@@ -1,9 +1,16 @@
 """Scanned pages to questions: the sample pages in every variant, against what was drawn, read
-by the default OCR engine (the one a bare machine has)."""
+by the default OCR engine (the one a bare machine has).
+
+The engine's reads of these pages were made by this session's sample build (its ``multi_ocr``
+stage read the same page files with the same engine); the reader reuses them through
+:class:`RememberedReads`, so what is tested here, the reader's work on the engine's output, runs
+in full without a second second-per-page OCR of every page. An image the build did not read
+(another crop after a reader change) is read by the engine here."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +19,7 @@ from PIL import Image
 
 from benchsmith.core.errors import SourceError
 from benchsmith.images.ocr_engines import DEFAULT_BACKEND, ocr_backend
+from benchsmith.images.ocr_reads import RememberedReads
 from benchsmith.sources.exams.page_reader import box_iou, find_blanks, read_page
 from benchsmith.sources.exams.pages_sample import PAGES, ROTATION_DEG, VARIANTS, write_sample_pages
 
@@ -24,8 +32,10 @@ def pages(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def read(pages) -> dict:
-    backend = ocr_backend(DEFAULT_BACKEND)
+def read(pages, multi_build, tmp_path_factory) -> dict:
+    reads = tmp_path_factory.mktemp("ocr") / "reads"
+    shutil.copytree(multi_build["cache"] / "reads", reads)  # a copy: other tests keep theirs
+    backend = RememberedReads(ocr_backend(DEFAULT_BACKEND), reads)
     return {(p, v): read_page(pages / f"{p}.{v}.png", backend) for p in PAGES for v in VARIANTS}
 
 
