@@ -34,6 +34,16 @@ def dataset_kind(dataset_dir: Path) -> tuple[DatasetKind, dict[str, Any]]:
     )
 
 
+def evaluated_as(kind: DatasetKind, info: dict[str, Any], dataset_dir: Path):
+    """The family whose prompts, requests and scorer evaluate a folder: its own, or for a
+    curated folder the family its rows came from (None: a curated subset of a dataset
+    benchsmith did not build, read with the generic prompt)."""
+    if kind is CURATED:
+        name = CURATED.source_family(info)
+        return FAMILIES.get(name) if name in FAMILIES.names() else None
+    return kind
+
+
 def add_root_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",

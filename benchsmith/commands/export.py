@@ -5,6 +5,7 @@ what ``predict`` sends; ``Family.harness_rows`` for VLMEvalKit's single-turn TSV
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 DESCRIPTION = """\
@@ -50,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     from benchsmith.commands._common import add_episode_arguments
 
     add_episode_arguments(parser, "VL-ICL episodes (lmms-eval)")
+    from benchsmith.commands._common import add_root_option
+
+    add_root_option(parser)
     parser.set_defaults(handler=run_export)
 
 
@@ -65,6 +69,8 @@ def split_of(info: dict, config: str) -> str:
 def run_export(args: argparse.Namespace) -> int:
     from benchsmith.commands._common import (
         dataset_kind,
+        evaluated_as,
+        parse_roots,
         refuse_unused_episode_flags,
         require_sample_config,  # fmt: skip
         sample_configs,
@@ -74,16 +80,18 @@ def run_export(args: argparse.Namespace) -> int:
     from benchsmith.family.base import Family
 
     kind, info = dataset_kind(args.dataset)
-    if not isinstance(kind, Family):
-        raise BenchsmithError("only a benchmark family's folder can be exported",
-                              path=args.dataset, fix="export the source benchmark's folder")  # fmt: skip
-    uses = kind.predict_options if args.harness == "lmms-eval" else ()
+    family = evaluated_as(kind, info, args.dataset)
+    if not isinstance(family, Family):
+        raise BenchsmithError("only a folder of a benchmark family (or a curated subset of one) "
+                              "can be exported", path=args.dataset,
+                              fix="export the source benchmark's folder")  # fmt: skip
+    uses = family.predict_options if args.harness == "lmms-eval" else ()
     refuse_unused_episode_flags(args, uses, " in an lmms-eval export")
     configs = args.config or [c for c in sample_configs(kind, info, args.dataset)
-                              if c not in kind.repeated_configs]  # fmt: skip
+                              if c not in family.repeated_configs]  # fmt: skip
     for config in configs:
         require_sample_config(args.dataset, kind, info, config)
-    unsendable = {c: why for c in configs if (why := kind.unsendable(info, c))}
+    unsendable = {c: why for c in configs if (why := family.unsendable(info, c))}
     if args.config and unsendable:
         config, why = next(iter(unsendable.items()))
         raise BenchsmithError(f"config {config!r} cannot be exported: {why.split(';')[0]}",
@@ -98,8 +106,8 @@ def run_export(args: argparse.Namespace) -> int:
         raise BenchsmithError("no config of this folder can be exported as published",
                               path=args.dataset, fix="see the message above")  # fmt: skip
     if args.harness == "lmms-eval":
-        return export_lmms_eval(args, kind, info, configs)
-    return export_vlmevalkit(args, kind, info, configs)
+        return export_lmms_eval(args, family, info, configs)
+    return export_vlmevalkit(args, family, info, configs, parse_roots(args.root, kind))
 
 
 def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
@@ -113,28 +121,39 @@ def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[s
         raise BenchsmithError("an lmms-eval export is a folder of task folders", path=args.out,
                               fix="give --out a folder, e.g. --out lmms_tasks/")  # fmt: skip
     headline = SCORERS.get(kind.name).headline
+    label = kind.name  # tasks benchsmith_<family>_<config>; a curated folder's by its name
+    if info.get("family") == "curated":
+        label = "curated_" + re.sub(r"[^A-Za-z0-9_]+", "_", Path(args.dataset).resolve().name)
     specs = []
     for config in configs:
         split = split_of(info, config)
         specs.append(TaskSpec(kind.name, config, split,
                               tuple(p.resolve() for p in split_files(args.dataset, config, split)),
                               headline, str(info.get("version") or ""), tuple(args.shots or ()),
-                              tuple(args.seeds or ()), args.sampler))  # fmt: skip
-    summary = write_tasks(specs, args.dataset, args.out, kind.name)
+                              tuple(args.seeds or ()), args.sampler, label))  # fmt: skip
+    summary = write_tasks(specs, args.dataset, args.out, label)
     log(f"export lmms-eval: {len(summary.tasks)} task(s) and group {summary.group} -> {args.out}; "
         f"run: lmms-eval --include_path {args.out} --tasks {summary.group} --model ...")  # fmt: skip
     return 0
 
 
-def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
+def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[str],
+                      roots: dict[str, str] | None = None) -> int:  # fmt: skip
     from benchsmith.core.progress import log
+    from benchsmith.curate.kind import CURATED
     from benchsmith.exports.vlmevalkit import write_tsv
     from benchsmith.family.requests import RequestSource
 
     def rows():
         for config in configs:
-            source = RequestSource(args.dataset, info, config, split_of(info, config))
-            for row in kind.harness_rows(source):
+            split = split_of(info, config)
+            if info.get("family") == CURATED.name:  # the source family's rows, kept ones
+                from benchsmith.curate.evaluate import curated_harness_rows
+
+                yield from ((config, row) for row in curated_harness_rows(
+                    args.dataset, info, config, split, kind, roots))  # fmt: skip
+                continue
+            for row in kind.harness_rows(RequestSource(args.dataset, info, config, split)):
                 yield config, row
 
     from benchsmith.core.outputs import check_file_replaceable, mark_file, output_lock

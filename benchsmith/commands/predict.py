@@ -34,6 +34,9 @@ scorer reads, so `predict` then `score` works for every family:
             directly like A,B,C,D..."                                -> id
   multi     images + the question text + a Chinese answer-format line per type, with a system
             prompt naming the knowledge point                      -> question_id
+A curated folder (`benchsmith curate`) is sent as the family its rows came from: the same
+prompts, demonstrations, shots, seeds and ids as the family's own folder, for the kept rows only
+(read from the source folder its build_info records; --root source=DIR when it moved).
 Any other folder: the question, then "A. option" lines for multiple choice and the lmms-eval
 instruction ("Answer with the option's letter from the given choices directly." or "Answer the
 question using a single word or phrase."), after the sample's image(s); the --*-column flags
@@ -126,6 +129,9 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     from benchsmith.commands._common import add_episode_arguments
 
     add_episode_arguments(parser, "VL-ICL episodes")
+    from benchsmith.commands._common import add_root_option
+
+    add_root_option(parser)
     columns = parser.add_argument_group("columns (guessed from common names if not given)")
     for role in ("id", "question", "choices", "image"):
         columns.add_argument(f"--{role}-column", metavar="NAME", help=f"the {role} column")
@@ -218,6 +224,8 @@ def prediction_requests(args: argparse.Namespace):
         COLUMN_ROLES,
         column_roles,
         dataset_kind,
+        evaluated_as,
+        parse_roots,
         refuse_unused_episode_flags,  # fmt: skip
     )
     from benchsmith.family.base import Family
@@ -228,15 +236,21 @@ def prediction_requests(args: argparse.Namespace):
                              shots=tuple(args.shots or ()), seeds=tuple(args.seeds or ()),
                              sampler=args.sampler)  # fmt: skip
     named = any(getattr(args, f"{role}_column", None) for role in COLUMN_ROLES)
-    kind = None
+    kind = family = None
     if (Path(args.dataset) / "build_info.json").is_file():
         kind, info = dataset_kind(args.dataset)
-    uses = kind.predict_options if isinstance(kind, Family) else ()
+        family = evaluated_as(kind, info, args.dataset)
+    uses = family.predict_options if isinstance(family, Family) and not named else ()
     refuse_unused_episode_flags(args, uses, ", not to this dataset")
-    if isinstance(kind, Family) and not named:
+    if isinstance(family, Family) and not named:
         from benchsmith.commands._common import require_sample_config
 
         require_sample_config(args.dataset, kind, info, args.config)
+        if family is not kind:  # a curated folder: its source family's requests, kept rows
+            from benchsmith.curate.evaluate import curated_requests
+
+            return curated_requests(args.dataset, info, args.config, args.split, family,
+                                    options, parse_roots(args.root, kind))  # fmt: skip
         return kind.prediction_requests(RequestSource(args.dataset, info, args.config,
                                                       args.split, options))  # fmt: skip
     view = DatasetView(args.dataset, args.config, args.split, column_roles(args, args.dataset))

@@ -50,10 +50,11 @@ class TaskSpec:
     shots: tuple[int, ...] = ()
     seeds: tuple[int, ...] = ()
     sampler: str = "hashed"
+    label: str = ""  # the task name's middle part when not the family (a curated folder's)
 
     @property
     def name(self) -> str:
-        return f"benchsmith_{self.family}_{self.config}"
+        return f"benchsmith_{self.label or self.family}_{self.config}"
 
 
 @dataclass

@@ -44,12 +44,22 @@ class BenchsmithTask:
 
     @cached_property
     def _family(self) -> tuple[Any, dict[str, Any]]:
-        """The folder's family, through the registry (an export is only written for one)."""
+        """The folder's family, through the registry (an export is only written for one); a
+        curated folder's is the family its rows came from."""
         from benchsmith.builders import FAMILIES
+        from benchsmith.curate.kind import CURATED
         from benchsmith.hf.reader import read_build_info
 
         info = read_build_info(Path(self.dataset_dir))
+        if self.curated(info):
+            return FAMILIES.get(CURATED.source_family(info)), info
         return FAMILIES.get(info.get("family")), info
+
+    @staticmethod
+    def curated(info: dict[str, Any]) -> bool:
+        from benchsmith.curate.kind import CURATED
+
+        return info.get("family") == CURATED.name
 
     @property
     def family(self) -> Any:
@@ -69,6 +79,11 @@ class BenchsmithTask:
         from benchsmith.family.requests import PredictOptions, RequestSource
 
         options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler)
+        if self.curated(self.info):  # the source family's requests for the kept rows
+            from benchsmith.curate.evaluate import curated_requests
+
+            return curated_requests(Path(self.dataset_dir), self.info, self.config, self.split,
+                                    self.family, options)  # fmt: skip
         source = RequestSource(Path(self.dataset_dir), self.info, self.config, self.split, options)
         return self.family.prediction_requests(source)
 

@@ -363,6 +363,9 @@ class Family(ABC):
         return None
 
     predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses
+    # the field of a prediction request's key that names its row (default: the id column);
+    # a curated subset keeps the requests of its kept rows by it
+    request_row_key: ClassVar[str | None] = None
     # configs that present samples of another config again (a subset, option rotations): an
     # export of the whole folder leaves them out unless asked for by name
     repeated_configs: ClassVar[tuple[str, ...]] = ()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import base64
 import csv
+import shutil
 import sys
 
 import datasets
@@ -99,3 +100,28 @@ def test_a_file_benchsmith_did_not_write_is_never_replaced(sample_project, tmp_p
     inside = published / "export.tsv"
     assert main(["export", "vlmevalkit", str(published), *config, "--out", str(inside)]) == 2
     assert "inside this command's input" in capsys.readouterr().err and not inside.exists()
+
+
+def test_a_curated_folder_exports_its_kept_rows_as_its_family_does(sample_project, tmp_path):
+    """VLMEvalKit rows of a curated subset are the family's own rows for the kept ids, byte for
+    byte (a row dropped from the subset is not exported)."""
+    import pyarrow.parquet as pq
+
+    curated = tmp_path / "multi_questions"
+    shutil.copytree(sample_project / "published" / "curated" / "multi_questions", curated)
+    (shard,) = (curated / "data" / "questions").glob("test-*.parquet")
+    table = pq.read_table(shard)
+    pq.write_table(table.slice(0, table.num_rows // 2), shard)
+    kept = {str(v) for v in pq.read_table(shard, columns=["question_id"])["question_id"]}
+    family_tsv, curated_tsv = tmp_path / "family.tsv", tmp_path / "curated.tsv"
+    assert main(["export", "vlmevalkit", str(sample_project / "published" / "multi"),
+                 "--config", "questions", "--out", str(family_tsv)]) == 0  # fmt: skip
+    assert main(["export", "vlmevalkit", str(curated), "--out", str(curated_tsv), "--root",
+                 f"source={sample_project / 'published' / 'multi'}"]) == 0  # fmt: skip
+    theirs = [r for r in read_tsv(family_tsv) if r["id"] in kept]
+    mine = read_tsv(curated_tsv)
+    assert mine and len(mine) < len(read_tsv(family_tsv))
+    # the option columns run to the file's widest question: compare the cells that hold a value
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "index" and v != ""}  # noqa: E731
+                          for r in rows]  # fmt: skip
+    assert strip(mine) == strip(theirs)

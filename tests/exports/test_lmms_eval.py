@@ -201,3 +201,36 @@ def test_bad_input(sample_project, tmp_path, capsys):
     assert "left out 5 config(s)" in capsys.readouterr().err
     assert [p.parent.name for p in tasks] == ["image_spatial_transformation_estimation",
                                               "jigsaw_puzzle_solving"]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["mmiu_jigsaw", "mmneedle_m1_n2_k1", "multi_questions",
+                                    "vlicl_clevr_query"])  # fmt: skip
+def test_a_curated_folders_tasks_send_its_familys_requests_and_score_as_benchsmith_score(
+    target, sample_project, tmp_path, capsys
+):
+    """A curated target exports as tasks of its own name whose docs are the source family's
+    requests for the kept rows (what `predict` sends for the curated folder), scored by the
+    family's scorer as `benchsmith score` scores the curated folder."""
+    from benchsmith.curate.evaluate import curated_requests
+
+    published = sample_project / "published" / "curated" / target
+    info = read_build_info(published)
+    family = FAMILIES.get(info["source"]["family"])
+    extra = ("--shots", "0", "2", "--seeds", "0") if family.name == "vlicl" else ()
+    [path] = export(published, tmp_path / "tasks", *extra)
+    assert (tmp_path / "tasks" / f"benchsmith_curated_{target}.yaml").is_file()
+    config = load_task_yaml(path)
+    assert config["task"] == f"benchsmith_curated_{target}_{info['source']['config']}"
+    docs, by_responder = run_task(config, (gold, wrong))
+    options = (
+        PredictOptions(shots=(0, 2), seeds=(0,)) if family.name == "vlicl" else PredictOptions()
+    )
+    sent = curated_requests(published, info, info["source"]["config"], info["source"]["split"],
+                            family, options)  # fmt: skip
+    assert [json.loads(key) for key, _ in docs] == [r.key for r in sent]
+    for respond in (gold, wrong):
+        report = cli_score(published, info["source"]["config"], docs, respond, tmp_path, capsys)
+        assert report.get("missing", 0) == 0, report
+        [(metric, value)] = by_responder[respond.__name__].items()
+        scorer = SCORERS.get(family.name)
+        assert value == pytest.approx(scorer.headline_value(report)), report

@@ -44,6 +44,7 @@ class VliclFamily(Family):
         return VliclAuditor(dataset_dir, info, roots)
 
     predict_options = ("shots", "seeds", "sampler")
+    request_row_key = "query_id"  # a request is one (query, n_shot, seed) episode
 
     def prediction_requests(self, source):
         from benchsmith.builders.vlicl.predict import vlicl_requests
