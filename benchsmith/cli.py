@@ -47,6 +47,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             module().register(subparsers, words[1:])
         else:
             subparsers.add_parser(name, help=help_text)
+    from benchsmith.commands.list_flag import unify_list_flags
+
+    unify_list_flags(parser)
     return parser
 
 
@@ -113,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
+    from benchsmith.commands.deprecated_flags import renamed
+
+    argv = renamed(argv)
     try:
         args = build_parser(argv).parse_args(argv)
         _check_and_configure(args)

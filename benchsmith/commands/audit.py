@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     )
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
     parser.add_argument(
-        "--config", nargs="+", metavar="C", help="only these configs (default: every config)"
+        "--config", nargs="+", metavar="CONFIG", help="only these configs (default: every config)"
     )
     parser.add_argument(
         "--id",

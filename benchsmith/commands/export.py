@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
                         help="lmms-eval: the folder of task folders (its files are replaced, "
                         "nothing else there is touched); vlmevalkit: the TSV to write (replaced "
                         "atomically)")  # fmt: skip
-    parser.add_argument("--config", action="append", metavar="C",
+    parser.add_argument("--config", action="append", metavar="CONFIG",
                         help="configs to export (repeatable; default: every config of samples "
                         "except those that repeat another's, such as MULTI's elite and MMIU's "
                         "circular)")  # fmt: skip

@@ -86,9 +86,10 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     parser.add_argument(
         "dataset", type=Path, metavar="DATASET_DIR", help="folder holding data/<config>/*.parquet"
     )
-    parser.add_argument("--config", required=True, metavar="C", help="config name")
-    parser.add_argument("--split", required=True, metavar="S", help="split name, e.g. test")
-    parser.add_argument("--model", required=True, metavar="M", help="model name on the server")
+    parser.add_argument("--config", required=True, metavar="CONFIG", help="config name")
+    parser.add_argument("--split", metavar="SPLIT",
+                        help="split name (default: the config's only split; VL-ICL: query)")  # fmt: skip
+    parser.add_argument("--model", required=True, metavar="MODEL", help="model name on the server")
     parser.add_argument(
         "--out",
         required=True,
@@ -97,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         help="predictions JSONL to write, or to resume",
     )
     server = parser.add_argument_group("server")
-    server.add_argument("--base-url", metavar="U", help="e.g. http://127.0.0.1:8000/v1")
+    server.add_argument("--base-url", metavar="URL", help="e.g. http://127.0.0.1:8000/v1")
     server.add_argument(
         "--api-key-env",
         default="OPENAI_API_KEY",
@@ -257,9 +258,36 @@ def prediction_requests(args: argparse.Namespace):
     return generic_requests(view, options)
 
 
+def default_split(dataset: Path, config: str) -> str:
+    """The split to predict when ``--split`` is not given: the config's only split, or
+    ``query`` beside ``support`` (in-context episodes: the support split holds
+    demonstrations); else an error listing the splits."""
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.hf.reader import available_splits
+
+    splits = available_splits(dataset, config)
+    if len(splits) == 1:
+        return splits[0]
+    if set(splits) == {"query", "support"}:
+        return "query"
+    raise BenchsmithError(
+        f"config {config!r} has {len(splits)} splits ({', '.join(splits) or 'none'}): "
+        "which one to predict?", path=dataset, fix="pass --split with one of them")  # fmt: skip
+
+
 def run_predict(args: argparse.Namespace) -> int:
     from benchsmith.core.llm import LLMClient, LLMConfig
     from benchsmith.core.progress import log
+
+    if args.split is None:
+        from benchsmith.commands._common import require_sample_config
+
+        if (Path(args.dataset) / "build_info.json").is_file():
+            from benchsmith.commands._common import dataset_kind
+
+            kind, info = dataset_kind(args.dataset)
+            require_sample_config(args.dataset, kind, info, args.config)
+        args.split = default_split(args.dataset, args.config)
 
     requests = prediction_requests(args)
     client = LLMClient(

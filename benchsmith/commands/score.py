@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
-    parser.add_argument("--config", required=True, metavar="C", help="config name")
+    parser.add_argument("--config", required=True, metavar="CONFIG", help="config name")
     parser.add_argument(
         "--predictions", required=True, type=Path, metavar="FILE", help="predictions JSONL"
     )
@@ -97,7 +97,7 @@ def run_score(args: argparse.Namespace) -> int:
             foreign = other.family != family and option.flag not in {o.flag for o in scorer.options}
             if foreign and not option.is_default(getattr(args, option.dest)):
                 raise unknown_option_error(option, other.family, family)
-    options = {o.dest: getattr(args, o.dest) for o in scorer.options}
+    options = {o.argument: getattr(args, o.dest) for o in scorer.options}
     if not _has_rows(args.predictions):
         print(
             f"benchsmith: warning: {args.predictions} has no prediction rows: every sample "

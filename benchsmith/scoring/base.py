@@ -36,23 +36,32 @@ class ScoreOption:
     choices: tuple[str, ...] | None = None
     type: Callable[[str], Any] | None = None
     default: Any = None
+    metavar: str | None = None  # what the value is (MODEL, URL, DIR, K); choices show themselves
+    multiple: bool = False  # several values: `--flag A B` or `--flag A --flag B`, the same
+    keyword: str | None = None  # the scorer's keyword argument, when not the flag's name
 
     @property
     def dest(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
 
+    @property
+    def argument(self) -> str:
+        """The keyword ``score_file`` takes this option's value as."""
+        return self.keyword or self.dest
+
     def add_to(self, group: Any) -> None:
         if self.choices is None and self.type is None:
             group.add_argument(self.flag, dest=self.dest, action="store_true", help=self.help)
-        else:
+        else:  # several values: the CLI gives every such flag one action (commands/list_flag)
             group.add_argument(
                 self.flag,
                 dest=self.dest,
                 choices=self.choices,
                 type=self.type,
                 default=self.default,
-                metavar=None if self.choices else "N",
+                metavar=None if self.choices else (self.metavar or "VALUE"),
                 help=self.help,
+                **({"nargs": "+"} if self.multiple else {}),
             )
 
     def is_default(self, value: Any) -> bool:

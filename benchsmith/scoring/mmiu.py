@@ -293,15 +293,21 @@ class MmiuScorer(Scorer):
             "LLM that maps unparsed replies to a letter (legacy "
             "default: gpt-4o-mini when a --judge-base-url is given)",
             type=str,
+            metavar="MODEL",
         ),  # fmt: skip
         ScoreOption(
             "--judge-base-url",
             "OpenAI-compatible server of the judge (else "
             "$OPENAI_BASE_URL; key from $OPENAI_API_KEY)",
             type=str,
+            metavar="URL",
         ),  # fmt: skip
         ScoreOption(
-            "--judge-cache", "judge reply cache folder (default .benchsmith/llm-cache)", type=str
+            "--llm-cache",
+            "the judge's reply cache (default .benchsmith/llm-cache)",
+            type=str,
+            metavar="DIR",
+            keyword="judge_cache",
         ),  # fmt: skip
     )
 

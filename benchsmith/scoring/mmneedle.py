@@ -310,7 +310,7 @@ absent. In prose ("The answer is 10, 1, 1.", "10, 1, 1\nBecause ...") the answer
 exactly one well-formed answer (K comma-separated triples or -1) occurs; two different ones,
 two numbers or the wrong number of needles is "unparsed", and unparsed is wrong.
 
---strict reports exactly what the original evaluate.py (K=1) / evaluate_multi.py (K>1) compute,
+--legacy reports exactly what the original evaluate.py (K=1) / evaluate_multi.py (K>1) compute,
 per sample and the same way: positive and negative samples are separate runs ("positive",
 "negative"); the ground truth is the original string ("0, 0, 0" for an absent needle, "-1" for
 a negative); the response only loses newlines, outer spaces and dots, so "1,2,3" is wrong; a
@@ -332,9 +332,10 @@ original never computes (pooled positive+negative accuracy, standard errors) is 
             default="all",
         ),
         ScoreOption(
-            "--strict",
+            "--legacy",
             "report exactly the metrics the original evaluators compute, per sample, the "
             "original way (see above)",
+            keyword="strict",
         ),
     )
 

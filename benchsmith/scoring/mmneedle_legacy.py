@@ -1,4 +1,4 @@
-"""``score --strict`` for MMNeedle: the original evaluators' verdicts, sample by sample.
+"""``score --legacy`` for MMNeedle (``--strict`` before 0.2): the original evaluators' verdicts, sample by sample.
 
 The original repository scores K=1 runs with ``evaluate.py`` and K>1 runs with
 ``evaluate_multi.py``; positive samples (ids 0...) and negative samples (ids 5000...) are

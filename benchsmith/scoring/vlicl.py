@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,24 +245,27 @@ def score_vlicl(
     config: str,
     predictions_path: str | Path,
     *,
-    shots: int | None = None,
+    shots: int | Sequence[int] | None = None,
     mode: Mode = "fixed",
     strict: bool = False,
 ) -> dict[str, Any]:
-    """Score one config; returns a JSON-serialisable report (see the module docstring)."""
+    """Score one config; returns a JSON-serialisable report (see the module docstring).
+    ``shots``: the shot counts to score (one or several; None: every one present)."""
     if mode not in MODES:
         raise BenchsmithError(f"unknown mode {mode!r}", fix=f"use one of {', '.join(MODES)}")
-    if shots is not None and shots < 0:
-        raise BenchsmithError(f"--shots {shots} is negative", fix="pass a shot count like 0 or 4")
+    wanted = None if shots is None else sorted({shots} if isinstance(shots, int) else set(shots))
+    if wanted is not None and (not wanted or wanted[0] < 0):
+        raise BenchsmithError(f"--shots {shots} is not a list of shot counts",
+                              fix="pass shot counts like 0 or 0 4")  # fmt: skip
     path = Path(predictions_path)
     golds = load_gold(dataset_dir, config)
     all_rows = read_predictions(path)
-    rows = all_rows if shots is None else [row for row in all_rows if row.n_shot == shots]
+    rows = all_rows if wanted is None else [row for row in all_rows if row.n_shot in wanted]
     runs, unknown = _select_rows(rows, {g.query_id for g in golds}, path, strict)
     if not all_rows:  # an empty file the caller chose to score (--allow-empty): all missing
-        runs = {(shots or 0, 0): {}}
+        runs = {(wanted[0] if wanted else 0, 0): {}}
     if not runs:
-        what = f"with n_shot {shots} " if shots is not None else ""
+        what = f"with n_shot {' or '.join(map(str, wanted))} " if wanted is not None else ""
         raise BenchsmithError(
             f"no prediction {what}matches a query of config {config!r} "
             f"({unknown} rows with unknown ids)",
@@ -283,7 +287,7 @@ def score_vlicl(
         "tasks": sorted(matchers),
         "mode": mode,
         "strict": strict,
-        "shots": shots,
+        "shots": wanted if wanted is None or len(wanted) > 1 else wanted[0],
         "accuracy_unit": "fraction",
         "n_queries": len(golds),
         "overall": {
@@ -334,7 +338,7 @@ otherwise at the first "." that is not at position 0. Then, by task (default, fi
   matching_mi          the first standalone yes/no word decides; an empty or yes/no-less answer
                        is wrong for Yes- and No-items alike
 
---legacy-normalisation reproduces the original matching, for comparison with the paper:
+--legacy reproduces the original matching, for comparison with the paper:
 operators take the first unsigned \\d+ (negative answers can never match), clevr and open_mi
 need an exact (case-insensitive) match ("3 objects", "a dax" are wrong), and a matching No-item
 is correct whenever "yes" does not occur, so an empty answer is a correct "No". Null responses
@@ -343,12 +347,15 @@ and absent rows still count as wrong in this mode.
     options = (
         ScoreOption(
             "--shots",
-            "score only the rows with n_shot N (default: every shot count present)",
+            "score only the rows with these n_shot values (default: every shot count present)",
             type=int,
+            metavar="K",
+            multiple=True,
         ),
         ScoreOption(
-            "--legacy-normalisation",
+            "--legacy",
             "reproduce the original eval.py matching instead of the fixed one",
+            keyword="legacy_normalisation",
         ),
     )
 
@@ -358,7 +365,7 @@ and absent rows still count as wrong in this mode.
         config: str,
         predictions: Path,
         *,
-        shots: int | None = None,
+        shots: int | Sequence[int] | None = None,
         legacy_normalisation: bool = False,
         strict_ids: bool = False,
         **_: Any,

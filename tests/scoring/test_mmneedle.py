@@ -283,11 +283,16 @@ def test_cli_prints_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFi
     assert _cli([*argv, "--predictions", str(preds)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["exact_accuracy"] == 1.0
-    assert _cli([*argv, "--predictions", str(preds), "--strict"]) == 0
+    assert _cli([*argv, "--predictions", str(preds), "--legacy"]) == 0
     strict = json.loads(capsys.readouterr().out)
     assert strict["strict"] is True
     assert strict["positive"]["exact_accuracy"] == 0.5
     assert strict["negative"]["exact_accuracy"] == 1.0
+    # the name before 0.2 still works, with a warning naming the new one
+    assert _cli([*argv, "--predictions", str(preds), "--strict"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == strict
+    assert "--strict is deprecated; use --legacy" in captured.err
 
 
 def test_strict_per_cell_and_aliased_depths(dataset: Path, tmp_path: Path) -> None:

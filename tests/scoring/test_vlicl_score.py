@@ -227,9 +227,12 @@ def test_cli_prints_the_report_and_switches_normalisation(tmp_path, capsys):
     assert main([*base, "--predictions", str(preds), "--shots", "1"]) == 0
     fixed = json.loads(capsys.readouterr().out)
     assert fixed["overall"]["accuracy"] == 1.0 and fixed["shots"] == 1
-    assert main([*base, "--predictions", str(preds), "--legacy-normalisation"]) == 0
+    assert main([*base, "--predictions", str(preds), "--legacy"]) == 0
     legacy = json.loads(capsys.readouterr().out)
     assert legacy["mode"] == "legacy" and legacy["overall"]["correct"] == 2  # "5" and "0."
+    assert main([*base, "--predictions", str(preds), "--legacy-normalisation"]) == 0
+    old = capsys.readouterr()
+    assert json.loads(old.out) == legacy and "use --legacy" in old.err
     (tmp_path / "broken.jsonl").write_text("{oops\n", encoding="utf-8")
     assert main([*base, "--predictions", str(tmp_path / "broken.jsonl")]) == 2
     captured = capsys.readouterr()
