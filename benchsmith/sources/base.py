@@ -156,4 +156,19 @@ class Source(ABC):
                 path="params.yaml",
                 fix=f"set sources.{self.name}.full.local_dir to your copy",
             )
-        return self.fetch(out, **option_values(self.fetch_options, None, configured))
+        try:
+            return self.fetch(out, **option_values(self.fetch_options, None, configured))
+        except BenchsmithError as exc:
+            raise self.prepare_error(exc, out) from exc
+
+    def prepare_error(self, exc: BenchsmithError, out: Path) -> BenchsmithError:
+        """A fetch error as a ``dvc repro`` user meets it: the flags its fix names become the
+        ``params.yaml`` keys that set them (the stage's command takes no flags), and the way
+        round any download is named: a copy you have, by ``local_dir`` or ``source link``."""
+        fix = exc.fix or "rerun"
+        for option in self.fetch_options:
+            fix = fix.replace(option.flag, f"sources.{self.name}.full.{option.name} in params.yaml")
+        local = (f"or use a copy you already have: set sources.{self.name}.full.local_dir in "
+                 f"params.yaml (or run `benchsmith source link {self.name} --out {out} DIR`)")  # fmt: skip
+        message = str(exc).split("\n  file: ")[0].split("\n  fix: ")[0]
+        return type(exc)(message, path=exc.path, fix=f"{fix}; {local}")

@@ -93,3 +93,28 @@ def test_a_typo_in_the_params_block_is_an_error_naming_the_valid_keys(tmp_path: 
     with pytest.raises(BenchsmithError, match="local_dri") as info:
         coco.prepare(tmp_path / "out", full)
     assert "local_dir" in str(info.value)
+
+
+def test_a_full_profile_download_error_names_the_params_keys_and_the_copy_you_have(tmp_path):
+    """What `dvc repro` runs is `source prepare` (no flags): a failed download says which
+    params key sets the URL and how to use a copy instead, never only "check the network"."""
+    from http_server import FileServer
+
+    with FileServer(tmp_path / "empty") as server:  # serves nothing: every URL is a 404
+        full = {"profile": "full", "sources": {"coco": {"full": {
+            "annotations_url": server.url("annotations_trainval2014.zip"),
+            "images_url": server.url("val2014.zip")}}}}  # fmt: skip
+        with pytest.raises(BenchsmithError) as info:
+            SOURCES.get("coco").prepare(tmp_path / "coco", full)
+    message = str(info.value)
+    assert "HTTP 404" in message
+    assert "sources.coco.full.local_dir" in message
+    assert f"benchsmith source link coco --out {tmp_path / 'coco'} DIR" in message
+    with pytest.raises(BenchsmithError) as info:
+        SOURCES.get("scannet").prepare(tmp_path / "scannet", {"profile": "full"})
+    message = str(info.value)
+    assert (
+        "give sources.scannet.full.base_url in params.yaml" in message
+        and "--base-url" not in message
+    )
+    assert "sources.scannet.full.local_dir" in message

@@ -137,8 +137,8 @@ def fetch_scannet(
         raise SourceError(
             "ScanNet has no public download URL: pass the server named in your ScanNet access "
             "approval",
-            fix="pass --base-url URL (sources.scannet.full.base_url), or link your own copy "
-            "with `benchsmith source link scannet`",
+            fix="give --base-url (that server's URL), or link your own copy with "
+            "`benchsmith source link scannet`",
         )
     ids = scene_ids(scenes)
     base = base_url.rstrip("/")
