@@ -61,8 +61,8 @@ def run_plan(args: PlanInputs, settings: PlanSettings) -> int:
             f"{found} (profile {profile_of(params)})"
             if found
             else "built-in defaults: no "
-            "params.yaml here, so the FULL benchmark sizes (pass --params, or --pool-size and "
-            "--samples, for a small run)"
+            "params.yaml here, so the sample profile's sizes, as in every family (a params.yaml "
+            "with profile: full, or --pool-size and --samples, for the benchmark's)"
         )
     )
     source = read_captions(args.captions)

@@ -35,7 +35,8 @@ class PlanSettings:
     """What the plan draws (the top of ``mmneedle:``, and ``mmneedle.sizes.<profile>``): the
     paper's settings, their sizes and the order. Each setting is declared once, here: the
     params schema, the ``build mmneedle plan`` flags and the params reference are read from
-    it; the sizes' defaults are the full benchmark's (what a run without params.yaml builds)."""
+    it; the sizes' defaults are per profile, and a run without params.yaml builds the sample
+    profile's, as every family does (``profile: full`` for the benchmark's 10,000)."""
 
     order: str = setting(
         "canonical", "canonical: order-independent, no repeated image in a haystack, "
@@ -50,11 +51,12 @@ class PlanSettings:
         (1, 2, 5), "needles per sample K", minimum=1, metavar="K"
     )
     pool_size: int = setting(
-        10_000, "stitched images per grid", minimum=1, metavar="N", under="sizes.{profile}"
-    )
+        10_000, "stitched images per grid", minimum=1, metavar="N", under="sizes.{profile}",
+        profile_defaults={"sample": 20},
+    )  # fmt: skip
     samples_per_config: int = setting(
         10_000, "samples per config, half positive", minimum=1, metavar="N",
-        aliases=("--samples",), under="sizes.{profile}",
+        aliases=("--samples",), under="sizes.{profile}", profile_defaults={"sample": 10},
     )  # fmt: skip
 
     def __post_init__(self) -> None:

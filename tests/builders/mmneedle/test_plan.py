@@ -299,3 +299,23 @@ def test_paper_eval_subset_marks_the_samples_the_paper_scored():
 def test_published_samples_carry_the_paper_subset_flag(built):
     _, samples = _tables(built["plan"])
     assert all(samples["m10_n2_k1"]["paper_eval_subset"].to_list())  # 10 samples: all in it
+
+
+def test_without_params_yaml_the_plan_has_the_sample_profiles_sizes_and_says_so(
+    built, tmp_path, capsys, monkeypatch
+):
+    """Every family builds the sample profile when no params.yaml is found (MMNeedle used to
+    plan the full 21 x 10,000 here), and the log says which sizes it took and why."""
+    import yaml
+
+    from benchsmith.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no params.yaml here
+    argv = ["build", "mmneedle", "plan", "--captions", str(built["captions"]), "--out", "plan"]
+    assert main(argv) == 0
+    info = json.loads((tmp_path / "plan" / "plan_info.json").read_text(encoding="utf-8"))
+    root = Path(__file__).resolve().parents[3]
+    sizes = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))["mmneedle"]["sizes"]
+    assert info["plan"]["pool_size"] == sizes["sample"]["pool_size"]
+    assert info["plan"]["samples_per_config"] == sizes["sample"]["samples_per_config"]
+    assert "no params.yaml here, so the sample profile's sizes" in capsys.readouterr().err
