@@ -142,7 +142,9 @@ def test_plan_config_full_profile_sizes(tmp_path: Path) -> None:
 
 
 def test_plan_config_empty_params_uses_defaults() -> None:
-    assert plan_config({}) == PlanConfig()
+    """No params: the sample profile's sizes (as every family); profile full: the benchmark's."""
+    assert plan_config({}) == PlanConfig(pool_size=20, samples_per_config=10)
+    assert plan_config({"profile": "full"}) == PlanConfig()
 
 
 def test_plan_config_cli_overrides_win(tmp_path: Path) -> None:
