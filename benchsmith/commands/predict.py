@@ -130,6 +130,12 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     from benchsmith.commands._common import add_episode_arguments
 
     add_episode_arguments(parser, "VL-ICL episodes")
+    scannet = parser.add_argument_group("ScanNet images published as references (MMIU)")
+    scannet.add_argument("--scannet", type=Path, metavar="DIR",
+                         help="your ScanNet v2 copy (holding scans/): render each referenced "
+                         "image as the build did, checked by its sha256")  # fmt: skip
+    scannet.add_argument("--skip-references", action="store_true",
+                         help="leave out the items whose images are references (counted)")  # fmt: skip
     from benchsmith.commands._common import add_root_option
 
     add_root_option(parser)
@@ -235,7 +241,8 @@ def prediction_requests(args: argparse.Namespace):
 
     options = PredictOptions(text_only=args.text_only, instruction=args.instruction,
                              shots=tuple(args.shots or ()), seeds=tuple(args.seeds or ()),
-                             sampler=args.sampler)  # fmt: skip
+                             sampler=args.sampler, scannet=args.scannet,
+                             skip_references=args.skip_references)  # fmt: skip
     named = any(getattr(args, f"{role}_column", None) for role in COLUMN_ROLES)
     kind = family = None
     if (Path(args.dataset) / "build_info.json").is_file():
@@ -243,6 +250,13 @@ def prediction_requests(args: argparse.Namespace):
         family = evaluated_as(kind, info, args.dataset)
     uses = family.predict_options if isinstance(family, Family) and not named else ()
     refuse_unused_episode_flags(args, uses, ", not to this dataset")
+    for flag in ("scannet", "skip_references"):
+        if getattr(args, flag) and flag not in uses:
+            from benchsmith.core.errors import BenchsmithError
+
+            name = "--" + flag.replace("_", "-")
+            raise BenchsmithError(f"{name} applies to MMIU's ScanNet images, not to this dataset",
+                                  fix=f"drop {name}")  # fmt: skip
     if isinstance(family, Family) and not named:
         from benchsmith.commands._common import require_sample_config
 

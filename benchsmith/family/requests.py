@@ -25,6 +25,8 @@ class PredictOptions:
     shots: tuple[int, ...] = ()  # VL-ICL: demonstrations per query (default: every n_shot)
     seeds: tuple[int, ...] = ()  # VL-ICL: episode seeds (default: every seed)
     sampler: str = "hashed"  # VL-ICL: which episodes config split
+    scannet: Any = None  # MMIU: a ScanNet copy to render referenced images from, on the fly
+    skip_references: bool = False  # MMIU: leave out items whose images are references (counted)
 
 
 @dataclass(frozen=True)

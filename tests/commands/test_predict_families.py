@@ -103,10 +103,34 @@ def test_mmiu_and_mmneedle(sample_project, server, tmp_path, capsys):
     # ScanNet images are references: predicting on them says how to rehydrate
     argv = ["predict", str(published / "mmiu"), "--config", "3d_pose_estimation", "--split",
             "test", "--model", "m", "--base-url", server.base_url, "--out",
-            str(tmp_path / "p.jsonl")]  # fmt: skip
+            str(tmp_path / "p.jsonl"), "--llm-cache", str(tmp_path / "cache")]  # fmt: skip
     assert main(argv) == 2
-    assert "rehydrate" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "rehydrate" in err and "--scannet DIR" in err and "--skip-references" in err
     assert main([*argv, "--text-only"]) == 0
+    # rendered on the fly from the ScanNet copy the build read: the same images, in order, as
+    # the folder `build mmiu rehydrate` writes (each checked by its sha256 as it is rendered)
+    scannet = sample_project / "data" / "sources" / "scannet" / "ScanNet"
+    requests_before = len(server.requests)
+    rendered = tmp_path / "rendered.jsonl"
+    argv[argv.index(str(tmp_path / "p.jsonl"))] = str(rendered)
+    assert main([*argv, "--scannet", str(scannet)]) == 0
+    sent = server.requests[requests_before:]
+    assert sent and all(len(r.image_urls) > 0 for r in sent)
+    rehydrated = tmp_path / "mmiu_full"
+    assert main(["build", "mmiu", "rehydrate", str(published / "mmiu"), "--scannet", str(scannet),
+                 "--out", str(rehydrated)]) == 0  # fmt: skip
+    full = predict(tmp_path, "mmiu_full", "3d_pose_estimation", "test",
+                   tmp_path / "full.jsonl", server)  # fmt: skip
+    by_id = {r["id"]: r["cache_key"] for r in full}
+    mine = [json.loads(line) for line in rendered.read_text("utf-8").splitlines()]
+    assert {r["id"]: r["cache_key"] for r in mine} == by_id  # the same requests, byte for byte
+    # or left out, counted
+    skipped = tmp_path / "skipped.jsonl"
+    argv[argv.index(str(rendered))] = str(skipped)
+    capsys.readouterr()
+    assert main([*argv, "--skip-references"]) == 0
+    assert "left out" in capsys.readouterr().err and not skipped.exists()
     needle = predict(published, "mmneedle", "m1_n2_k1", "test", tmp_path / "n.jsonl", server)
     assert all(isinstance(r["sample_id"], int) for r in needle)
     last = server.requests[-1]

@@ -53,6 +53,8 @@ class MmiuFamily(Family):
 
         return MmiuAuditor(dataset_dir, info, roots)
 
+    predict_options = ("scannet", "skip_references")
+
     def prediction_requests(self, source):
         from benchsmith.builders.mmiu.predict import mmiu_requests
 
