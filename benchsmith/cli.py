@@ -28,8 +28,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser for ``argv``: only the invoked verb (and family or source) is built in full,
     so a command imports only the code it runs (the other verbs are listed by name)."""
     from benchsmith.commands import VERBS
+    from benchsmith.commands.list_flag import ListFlagParser
 
-    parser = argparse.ArgumentParser(
+    parser = ListFlagParser(
         prog="benchsmith",
         description=(
             "Rebuild multimodal LLM benchmarks from their raw sources as versioned Hugging Face "
@@ -50,6 +51,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     from benchsmith.commands.list_flag import unify_list_flags
 
     unify_list_flags(parser)
+    ListFlagParser.command_line = tuple(argv)
     return parser
 
 

@@ -46,3 +46,23 @@ def unify_list_flags(parser: argparse.ArgumentParser) -> None:
             action.__class__ = ListFlag
             if action.nargs in (None, "?"):  # an append flag: one value a use, now one or more
                 action.nargs = "+"
+
+
+LIST_FLAG_HINT = ("a flag that takes several values (--root, --config, --shots, ...) reads every "
+                  "word after it: write the folder before the flag, or end the flag's list with --")  # fmt: skip
+
+
+class ListFlagParser(argparse.ArgumentParser):
+    """An ArgumentParser whose "required" errors say how a list flag may have taken a
+    positional (``publish vlicl --root clevr=/x PLAN_DIR``): argparse's own message names only
+    the missing argument. Subcommand parsers are of the same class (argparse's default)."""
+
+    command_line: tuple[str, ...] = ()  # the words being parsed (set by build_parser)
+
+    def error(self, message: str):  # type: ignore[override]
+        given = {w.split("=", 1)[0] for w in self.command_line}
+        if "arguments are required" in message and any(
+            isinstance(a, ListFlag) and given & set(a.option_strings) for a in self._actions
+        ):
+            message = f"{message}\n  ({LIST_FLAG_HINT})"
+        super().error(message)

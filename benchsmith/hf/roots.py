@@ -87,8 +87,11 @@ def parse_root_flags(values: list[str], names: tuple[str, ...], owner: str = "")
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not path or name not in names:
+            # --root takes several values, so a folder written after it is read as one of them
+            swallowed = "" if sep else (" (a folder written after --root is read as one of its "
+                                        "values: put it before --root, or end the list with --)")  # fmt: skip
             raise BenchsmithError(
-                f"--root {value!r} is not NAME=DIR with NAME one of {', '.join(names)}",
+                f"--root {value!r} is not NAME=DIR with NAME one of {', '.join(names)}" + swallowed,
                 fix=f"{'a ' + owner + ' dataset takes' if owner else 'use e.g.'} "
                 f"--root {names[0]}=PATH",
             )

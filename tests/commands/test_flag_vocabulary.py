@@ -137,3 +137,19 @@ def test_score_reports_several_shot_counts(sample_project, tmp_path, capsys):
     assert main([*argv, "--shots", "0", "--shots", "4"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["shots"] == [0, 4] and sorted(report["per_shot"]) == ["0", "4"]
+
+
+def test_a_folder_swallowed_by_a_list_flag_is_explained(capsys):
+    """`--root clevr=/x PLAN_DIR` gives the folder to --root: the error says so and how to
+    write it; `--` ends the list."""
+    argv = ["publish", "vlicl", "--root", "clevr=/x", "data/vlicl/plan"]
+    with pytest.raises(SystemExit):
+        build_parser(argv).parse_args(argv)
+    err = capsys.readouterr().err
+    assert "required: PLAN_DIR" in err and "end the flag's list with --" in err
+    with pytest.raises(SystemExit):
+        build_parser(["publish", "vlicl"]).parse_args(["publish", "vlicl"])
+    assert "end the flag's list" not in capsys.readouterr().err  # no list flag given: no hint
+    ended = ["publish", "vlicl", "--root", "clevr=/x", "--", "data/vlicl/plan"]
+    args = build_parser(ended).parse_args(ended)
+    assert str(args.plan_dir) == "data/vlicl/plan" and args.root == ["clevr=/x"]
