@@ -122,7 +122,9 @@ def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[s
                               fix="give --out a folder, e.g. --out lmms_tasks/")  # fmt: skip
     headline = SCORERS.get(kind.name).headline
     label = kind.name  # tasks benchsmith_<family>_<config>; a curated folder's by its name
-    if info.get("family") == "curated":
+    from benchsmith.curate.kind import CURATED
+
+    if CURATED.holds(info):
         label = "curated_" + re.sub(r"[^A-Za-z0-9_]+", "_", Path(args.dataset).resolve().name)
     specs = []
     for config in configs:
@@ -147,7 +149,7 @@ def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[
     def rows():
         for config in configs:
             split = split_of(info, config)
-            if info.get("family") == CURATED.name:  # the source family's rows, kept ones
+            if CURATED.holds(info):  # the source family's rows, kept ones
                 from benchsmith.curate.evaluate import curated_harness_rows
 
                 yield from ((config, row) for row in curated_harness_rows(

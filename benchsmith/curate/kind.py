@@ -41,6 +41,11 @@ class CuratedKind:
             return f"it holds the images the curated `{source.get('config')}` rows point to"
         return None
 
+    def holds(self, info: dict[str, Any]) -> bool:
+        """Whether ``info`` (a folder's build_info) is a curated folder's: the one test every
+        command and export asks before evaluating a folder as its source family."""
+        return info.get("family") == self.name
+
     def source_family(self, info: dict[str, Any]) -> str | None:
         """The benchmark family of the rows (whose scorer scores this dataset)."""
         source = info.get("source") or {}
@@ -62,4 +67,4 @@ def rows_family(dataset_dir: Path) -> str | None:
         return None
     info = read_build_info(dataset_dir)
     family = info.get("family")
-    return CURATED.source_family(info) if family == CURATED.name else family
+    return CURATED.source_family(info) if CURATED.holds(info) else family

@@ -51,15 +51,9 @@ class BenchsmithTask:
         from benchsmith.hf.reader import read_build_info
 
         info = read_build_info(Path(self.dataset_dir))
-        if self.curated(info):
+        if CURATED.holds(info):
             return FAMILIES.get(CURATED.source_family(info)), info
         return FAMILIES.get(info.get("family")), info
-
-    @staticmethod
-    def curated(info: dict[str, Any]) -> bool:
-        from benchsmith.curate.kind import CURATED
-
-        return info.get("family") == CURATED.name
 
     @property
     def family(self) -> Any:
@@ -79,7 +73,9 @@ class BenchsmithTask:
         from benchsmith.family.requests import PredictOptions, RequestSource
 
         options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler)
-        if self.curated(self.info):  # the source family's requests for the kept rows
+        from benchsmith.curate.kind import CURATED
+
+        if CURATED.holds(self.info):  # the source family's requests for the kept rows
             from benchsmith.curate.evaluate import curated_requests
 
             return curated_requests(Path(self.dataset_dir), self.info, self.config, self.split,
