@@ -127,13 +127,13 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "render": run_step(
                 "render",
-                [*cli, "build", "mmneedle", "render", "--plan", str(plan), "--images",
+                [*cli, "build", "mmneedle", "render", str(plan), "--images",
                  str(coco.images_dir), "--workers", str(args.workers), "--out", str(render)],
                 env,
             ),
             "publish": run_step(
                 "publish",
-                [*cli, "publish", "mmneedle", "--plan", str(plan), "--render", str(render),
+                [*cli, "publish", "mmneedle", str(plan), "--render", str(render),
                  "--out", str(published), "--version", "1.0.0"],
                 env,
             ),

@@ -96,12 +96,12 @@ def test_the_installed_wheel_renders_every_card(installed, tmp_path, monkeypatch
     captions = "coco/annotations/captions_val2014.json"
     assert main(["build", "mmneedle", "plan", "--captions", captions, *plan, *sizes,
                  "--out", "plan"]) == 0  # fmt: skip
-    assert main(["build", "mmneedle", "render", "--plan", "plan", "--workers", "1",
+    assert main(["build", "mmneedle", "render", "plan", "--workers", "1",
                  "--out", "render"]) == 0  # fmt: skip
     where = run_from_wheel(
         installed,
         tmp_path,
-        ["publish", "mmneedle", "--plan", "plan", "--render", "render", "--out", "mm"],
+        ["publish", "mmneedle", "plan", "--out", "mm"],
         ["build", "vlicl", "plan", "--tasks", "operator_induction", "--out", "vp"],
         ["build", "vlicl", "leakage", "vp"],
         ["publish", "vlicl", "vp", "--out", "vl"],

@@ -26,6 +26,11 @@ Write a published benchsmith folder in a harness's own format.
               multiple choice; MULTI: SA (multiple choice) and FB (short answer), the rest
               counted and left out; MMNeedle and VL-ICL (query split, zero-shot): short answer.
 
+MMIU's ScanNet images are published as references (ScanNet's terms): --scannet DIR renders each
+from your ScanNet copy as the export goes (vlmevalkit: into the TSV; lmms-eval: when the task
+runs, so the task names your copy's path), its sha256 checked; without it those configs are left
+out of a whole-folder export (counted) and refused by name.
+
 Every image is the published image's bytes, base64-encoded (decode one to get the file back).
 """
 
@@ -51,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     from benchsmith.commands._common import add_episode_arguments
 
     add_episode_arguments(parser, "VL-ICL episodes (lmms-eval)")
+    scannet = parser.add_argument_group("ScanNet images published as references (MMIU)")
+    scannet.add_argument("--scannet", type=Path, metavar="DIR",
+                         help="your ScanNet v2 copy (holding scans/): render each referenced "
+                         "image as the build did, checked by its sha256")  # fmt: skip
     from benchsmith.commands._common import add_root_option
 
     add_root_option(parser)
@@ -87,11 +96,21 @@ def run_export(args: argparse.Namespace) -> int:
                               fix="export the source benchmark's folder")  # fmt: skip
     uses = family.predict_options if args.harness == "lmms-eval" else ()
     refuse_unused_episode_flags(args, uses, " in an lmms-eval export")
+    if args.scannet is not None and "scannet" not in family.predict_options:
+        raise BenchsmithError("--scannet applies to MMIU's ScanNet images, not to this dataset",
+                              path=args.dataset, fix="drop --scannet")  # fmt: skip
+    if args.scannet is not None and not (args.scannet / "scans").is_dir():
+        raise BenchsmithError("--scannet is not a ScanNet v2 copy (no scans/ folder in it)",
+                              path=args.scannet,
+                              fix="pass the folder holding scans/<scene>/<scene>.sens")  # fmt: skip
+    from benchsmith.family.requests import PredictOptions
+
+    options = PredictOptions(scannet=args.scannet.resolve() if args.scannet else None)
     configs = args.config or [c for c in sample_configs(kind, info, args.dataset)
                               if c not in family.repeated_configs]  # fmt: skip
     for config in configs:
         require_sample_config(args.dataset, kind, info, config)
-    unsendable = {c: why for c in configs if (why := family.unsendable(info, c))}
+    unsendable = {c: why for c in configs if (why := family.unsendable(info, c, options))}
     if args.config and unsendable:
         config, why = next(iter(unsendable.items()))
         raise BenchsmithError(f"config {config!r} cannot be exported: {why.split(';')[0]}",
@@ -106,11 +125,12 @@ def run_export(args: argparse.Namespace) -> int:
         raise BenchsmithError("no config of this folder can be exported as published",
                               path=args.dataset, fix="see the message above")  # fmt: skip
     if args.harness == "lmms-eval":
-        return export_lmms_eval(args, family, info, configs)
-    return export_vlmevalkit(args, family, info, configs, parse_roots(args.root, kind))
+        return export_lmms_eval(args, family, info, configs, options)
+    return export_vlmevalkit(args, family, info, configs, parse_roots(args.root, kind), options)
 
 
-def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[str]) -> int:
+def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[str],
+                     options) -> int:  # fmt: skip
     from benchsmith.core.errors import BenchsmithError
     from benchsmith.core.progress import log
     from benchsmith.exports.lmms_eval import TaskSpec, write_tasks
@@ -132,7 +152,8 @@ def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[s
         specs.append(TaskSpec(kind.name, config, split,
                               tuple(p.resolve() for p in split_files(args.dataset, config, split)),
                               headline, str(info.get("version") or ""), tuple(args.shots or ()),
-                              tuple(args.seeds or ()), args.sampler, label))  # fmt: skip
+                              tuple(args.seeds or ()), args.sampler, label,
+                              str(options.scannet) if options.scannet else None))  # fmt: skip
     summary = write_tasks(specs, args.dataset, args.out, label)
     log(f"export lmms-eval: {len(summary.tasks)} task(s) and group {summary.group} -> {args.out}; "
         f"run: lmms-eval --include_path {args.out} --tasks {summary.group} --model ...")  # fmt: skip
@@ -140,11 +161,11 @@ def export_lmms_eval(args: argparse.Namespace, kind, info: dict, configs: list[s
 
 
 def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[str],
-                      roots: dict[str, str] | None = None) -> int:  # fmt: skip
+                      roots: dict[str, str] | None = None, options=None) -> int:  # fmt: skip
     from benchsmith.core.progress import log
     from benchsmith.curate.kind import CURATED
     from benchsmith.exports.vlmevalkit import write_tsv
-    from benchsmith.family.requests import RequestSource
+    from benchsmith.family.requests import PredictOptions, RequestSource
 
     def rows():
         for config in configs:
@@ -153,9 +174,10 @@ def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[
                 from benchsmith.curate.evaluate import curated_harness_rows
 
                 yield from ((config, row) for row in curated_harness_rows(
-                    args.dataset, info, config, split, kind, roots))  # fmt: skip
+                    args.dataset, info, config, split, kind, roots, options))  # fmt: skip
                 continue
-            for row in kind.harness_rows(RequestSource(args.dataset, info, config, split)):
+            source = RequestSource(args.dataset, info, config, split, options or PredictOptions())
+            for row in kind.harness_rows(source):
                 yield config, row
 
     from benchsmith.core.outputs import check_file_replaceable, mark_file, output_lock

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import typing
 from typing import Any
 
 from benchsmith.core.command_inputs import declared_inputs
+from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.params import load_params, profile_of, section
 from benchsmith.core.settings import (
     declared,
@@ -90,6 +92,9 @@ def add_input_flags(parser: argparse.ArgumentParser, inputs: type) -> None:
             if info.optional:
                 options.update(nargs="?", default=field.default)
             parser.add_argument(name, type=kind, **options)
+            if info.old_flag:
+                parser.add_argument(info.old_flag, dest=_old_dest(name), type=kind,
+                                    help=argparse.SUPPRESS)  # fmt: skip
             continue
         if info.required:
             options["required"] = True
@@ -97,10 +102,26 @@ def add_input_flags(parser: argparse.ArgumentParser, inputs: type) -> None:
                             **options)  # fmt: skip
 
 
+def _old_dest(name: str) -> str:
+    return f"{name}__old_flag"
+
+
 def inputs_of(args: argparse.Namespace, inputs: type) -> Any:
-    """The step's inputs object from the parsed flags (lists become tuples: it is frozen)."""
+    """The step's inputs object from the parsed flags (lists become tuples: it is frozen).
+    A positional's former flag (``--plan DIR`` for ``PLAN_DIR``) fills it, with a warning."""
     values = {}
-    for name in declared_inputs(inputs):
+    for name, (field, info) in declared_inputs(inputs).items():
         value = getattr(args, name)
+        old = getattr(args, _old_dest(name), None) if info.old_flag else None
+        if old is not None:
+            if value != field.default:
+                raise BenchsmithError(f"{info.metavar or name} was given twice: {value} and "
+                                      f"{info.old_flag} {old}",
+                                      fix=f"give it once, as the argument ({info.old_flag} "
+                                      "is the old spelling)")  # fmt: skip
+            print(f"benchsmith: warning: {info.old_flag} is deprecated; give "
+                  f"{info.metavar or name} as the argument (the old flag goes in 0.3)",
+                  file=sys.stderr)  # fmt: skip
+            value = old
         values[name] = tuple(value) if isinstance(value, list) else value
     return inputs(**values)

@@ -16,7 +16,15 @@ How a field becomes a flag:
 - ``out: Path = argument("...", required=True)``: a required ``--out``;
 - ``grids: tuple[int, ...] | None = argument("...")``: ``--grids N [N ...]``;
 - ``json: bool = json_switch("...")``: ``--json``, a switch;
-- ``root: tuple[str, ...] = root_overrides(NAMES)``: ``--root NAME=DIR``, repeatable.
+- ``root: tuple[str, ...] = root_overrides(NAMES)``: ``--root NAME=DIR``, repeatable;
+- ``plan_dir: Path = earlier_step_folder("plan", DEFAULT_PLAN)``: the folder an earlier step
+  wrote, an optional positional defaulting to where ``dvc repro`` writes it.
+
+One shape for every family's steps (``tests/commands/test_flag_vocabulary.py`` holds it): a step
+reads the earlier step's folder as a positional (``PLAN_DIR``) that defaults to the pipeline's
+path, writes ``--out`` that defaults to the pipeline's path too, and finds its sources through
+``FAMILY.sources`` in ``params.yaml`` (a flag names another folder for one run). Only an output
+the pipeline never writes (a rehydrated copy, a hard list) has a required ``--out``.
 
 The flag is ``--field-name`` unless ``flag=`` names another (``samples_per_config`` is
 ``--samples``). Like HF ``datasets``' ``BuilderConfig`` fields, the dataclass is the contract.
@@ -45,6 +53,7 @@ class InputInfo:
     choices: tuple[Any, ...] = ()
     repeat: bool = False  # the flag may be given several times (``--root A=X --root B=Y``)
     flag: str | None = None  # the flag when it is not --field-name
+    old_flag: str | None = None  # a positional's former flag, still read for one release
 
 
 _NO_DEFAULT = object()
@@ -61,10 +70,13 @@ def argument(
     choices: tuple[Any, ...] = (),
     repeat: bool = False,
     flag: str | None = None,
+    old_flag: str | None = None,
 ) -> Any:
     """An inputs field. A positional (unless ``optional``) or required one has no default
-    (argparse insists on it); any other defaults to ``default``, else None."""
-    info = InputInfo(help, metavar, positional, optional, required, tuple(choices), repeat, flag)
+    (argparse insists on it); any other defaults to ``default``, else None. ``old_flag``: the
+    flag a positional was before the vocabulary was made one (hidden, warned about)."""
+    info = InputInfo(help, metavar, positional, optional, required, tuple(choices), repeat, flag,
+                     old_flag)  # fmt: skip
     needs_value = (positional and not optional) or required
     if default is _NO_DEFAULT and not needs_value:
         default = () if repeat else None
@@ -93,6 +105,15 @@ def output_folder(what: str, default: Path) -> Any:
     """``--out DIR``, a folder the step replaces atomically, with its default."""
     return argument(f"{what} (replaced atomically; default {default})", default=default,
                     metavar="DIR")  # fmt: skip
+
+
+def earlier_step_folder(
+    what: str, default: Path, metavar: str = "PLAN_DIR", old_flag: str | None = None
+) -> Any:
+    """``PLAN_DIR``: the folder an earlier step wrote, an optional positional whose default
+    is where ``dvc repro`` writes it, so a step runs the same by hand and in the pipeline."""
+    return argument(f"folder of {what} (default {default})", positional=True, optional=True,
+                    default=default, metavar=metavar, old_flag=old_flag)  # fmt: skip
 
 
 def params_file(help: str = PARAMS_HELP) -> Any:

@@ -108,11 +108,13 @@ def curated_requests(dataset_dir: Path, info: dict[str, Any], config: str, split
 
 
 def curated_harness_rows(dataset_dir: Path, info: dict[str, Any], config: str, split: str,
-                         family: Any, roots: Mapping[str, str] | None = None) -> Iterator[Any]:  # fmt: skip
+                         family: Any, roots: Mapping[str, str] | None = None,
+                         options: Any = None) -> Iterator[Any]:  # fmt: skip
     """The source family's harness rows (VLMEvalKit) for the curated rows; a row the family does
     not send to single-turn harnesses is left out here as in the family's own export."""
-    from benchsmith.family.requests import RequestSource
+    from benchsmith.family.requests import PredictOptions, RequestSource
 
     where = curated_source(dataset_dir, info, config, split, family, roots)
-    rows = family.harness_rows(RequestSource(where.source_dir, where.source_info, config, split))
+    rows = family.harness_rows(RequestSource(where.source_dir, where.source_info, config, split,
+                                             options or PredictOptions()))  # fmt: skip
     return (row for row in rows if str(row.id) in where.kept)

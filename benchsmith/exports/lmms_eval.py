@@ -51,6 +51,7 @@ class TaskSpec:
     seeds: tuple[int, ...] = ()
     sampler: str = "hashed"
     label: str = ""  # the task name's middle part when not the family (a curated folder's)
+    scannet: str | None = None  # MMIU: the ScanNet copy referenced images are rendered from
 
     @property
     def name(self) -> str:
@@ -104,7 +105,8 @@ def utils_source(spec: TaskSpec, dataset_dir: Path) -> str:
         "from benchsmith.exports.lmms_eval_task import BenchsmithTask\n\n"
         f"TASK = BenchsmithTask(dataset_dir={str(dataset_dir)!r}, config={spec.config!r},\n"
         f"                      split={spec.split!r}, shots={spec.shots!r}, seeds={spec.seeds!r},\n"
-        f"                      sampler={spec.sampler!r})\n\n{names}\n"
+        f"                      sampler={spec.sampler!r}, scannet={spec.scannet!r})\n\n"
+        f"{names}\n"
     )
 
 

@@ -40,6 +40,7 @@ class BenchsmithTask:
     shots: tuple[int, ...] = ()
     seeds: tuple[int, ...] = ()
     sampler: str = "hashed"
+    scannet: str | None = None  # MMIU: render referenced ScanNet images from this copy
     last_report: dict[str, Any] | None = field(default=None, repr=False)
 
     @cached_property
@@ -72,7 +73,8 @@ class BenchsmithTask:
     def requests(self) -> Iterator[Any]:
         from benchsmith.family.requests import PredictOptions, RequestSource
 
-        options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler)
+        options = PredictOptions(shots=self.shots, seeds=self.seeds, sampler=self.sampler,
+                                 scannet=Path(self.scannet) if self.scannet else None)  # fmt: skip
         from benchsmith.curate.kind import CURATED
 
         if CURATED.holds(self.info):  # the source family's requests for the kept rows
@@ -90,7 +92,8 @@ class BenchsmithTask:
         files = [folder / "build_info.json", folder / "README.md",
                  *sorted(folder.glob("data/**/*.parquet"))]  # fmt: skip
         stats = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files if p.exists()]
-        return json.dumps([self.config, self.split, self.shots, self.seeds, self.sampler, stats])
+        return json.dumps([self.config, self.split, self.shots, self.seeds, self.sampler,
+                           self.scannet, stats])  # fmt: skip
 
     # --- the functions the task YAML names -------------------------------------------------
     def process_docs(self, dataset: Any) -> Any:
@@ -110,7 +113,7 @@ class BenchsmithTask:
         return datasets.Dataset.from_generator(
             _request_docs, features=features,
             gen_kwargs={"spec": (self.dataset_dir, self.config, self.split, self.shots,
-                                 self.seeds, self.sampler),
+                                 self.seeds, self.sampler, self.scannet),
                         "wanted": tuple(sorted(wanted)), "gold": gold,
                         "fingerprint": self._fingerprint()},
         )  # fmt: skip

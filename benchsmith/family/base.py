@@ -34,7 +34,12 @@ from benchsmith.family.publish_settings import PublishSettings
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
 
-    from benchsmith.family.requests import HarnessRow, PredictionRequest, RequestSource
+    from benchsmith.family.requests import (
+        HarnessRow,
+        PredictionRequest,
+        PredictOptions,
+        RequestSource,
+    )
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
 
@@ -356,10 +361,13 @@ class Family(ABC):
         the error of a command that needs samples; None for a config of samples."""
         return None
 
-    def unsendable(self, info: dict[str, Any], config: str) -> str | None:
+    def unsendable(
+        self, info: dict[str, Any], config: str, options: PredictOptions | None = None
+    ) -> str | None:
         """Why the samples of ``config`` cannot be sent to a model as published (images kept as
-        references, say), with the fix; None when they can. Exports leave such a config out of
-        a whole-folder export and refuse it by name."""
+        references, say), with the fix; None when they can, or when ``options`` make them
+        sendable (MMIU: a ScanNet copy to render from). Exports leave such a config out of a
+        whole-folder export and refuse it by name."""
         return None
 
     predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses

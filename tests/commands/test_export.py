@@ -125,3 +125,39 @@ def test_a_curated_folder_exports_its_kept_rows_as_its_family_does(sample_projec
     strip = lambda rows: [{k: v for k, v in r.items() if k != "index" and v != ""}  # noqa: E731
                           for r in rows]  # fmt: skip
     assert strip(mine) == strip(theirs)
+
+
+def test_mmiu_scannet_references_render_from_your_copy(sample_project, tmp_path, capsys):
+    """--scannet DIR: each image published as a reference is rendered from the ScanNet copy
+    into the TSV, the same bytes as the folder `build mmiu rehydrate` writes; without it the
+    config is left out of a whole-folder export and refused by name, the error naming both
+    ways."""
+    published = sample_project / "published" / "mmiu"
+    scannet = sample_project / "data" / "sources" / "scannet" / "ScanNet"
+    config = "3d_pose_estimation"
+    named = ["export", "vlmevalkit", str(published), "--config", config]
+    assert main([*named, "--out", str(tmp_path / "refused.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert "--scannet DIR" in err and "rehydrate" in err
+    assert not (tmp_path / "refused.tsv").exists()
+    assert main(["export", "vlmevalkit", str(published), "--out", str(tmp_path / "all.tsv")]) == 0
+    assert config in capsys.readouterr().err  # left out, said so
+    assert config not in {r["category"] for r in read_tsv(tmp_path / "all.tsv")}
+    out = tmp_path / "rendered.tsv"
+    assert main([*named, "--scannet", str(scannet), "--out", str(out)]) == 0
+    rehydrated = tmp_path / "mmiu_full"
+    assert main(["build", "mmiu", "rehydrate", str(published), "--scannet", str(scannet),
+                 "--out", str(rehydrated)]) == 0  # fmt: skip
+    full = tmp_path / "full.tsv"
+    assert main(["export", "vlmevalkit", str(rehydrated), "--config", config,
+                 "--out", str(full)]) == 0  # fmt: skip
+    rows, expected = read_tsv(out), read_tsv(full)
+    assert rows and rows == expected  # every column, every image byte
+    assert all(images_of(r["image"]) for r in rows)
+    # a copy that is not ScanNet, and a family without references
+    assert main([*named, "--scannet", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
+    assert "no scans/ folder" in capsys.readouterr().err
+    needle = sample_project / "published" / "mmneedle"
+    assert main(["export", "vlmevalkit", str(needle), "--scannet", str(scannet),
+                 "--out", str(tmp_path / "y.tsv")]) == 2  # fmt: skip
+    assert "applies to MMIU" in capsys.readouterr().err

@@ -6,6 +6,9 @@
   ``--legacy-normalisation``, ``--judge-cache``) still work for one release, with a warning.
 - A metavar says what the value is: a one-letter placeholder only for a number.
 - ``predict --split`` defaults to the config's only split.
+- A build step or publish reads the earlier step's folder as an optional positional
+  (``PLAN_DIR``) and writes ``--out``, both defaulting to the pipeline's paths; only an output
+  the pipeline never writes is a required ``--out``.
 """
 
 from __future__ import annotations
@@ -142,14 +145,57 @@ def test_score_reports_several_shot_counts(sample_project, tmp_path, capsys):
 def test_a_folder_swallowed_by_a_list_flag_is_explained(capsys):
     """`--root clevr=/x PLAN_DIR` gives the folder to --root: the error says so and how to
     write it; `--` ends the list."""
-    argv = ["publish", "vlicl", "--root", "clevr=/x", "data/vlicl/plan"]
+    argv = ["audit", "--root", "clevr=/x", "published/vlicl"]
     with pytest.raises(SystemExit):
         build_parser(argv).parse_args(argv)
     err = capsys.readouterr().err
-    assert "required: PLAN_DIR" in err and "end the flag's list with --" in err
+    assert "required: DATASET_DIR" in err and "end the flag's list with --" in err
     with pytest.raises(SystemExit):
-        build_parser(["publish", "vlicl"]).parse_args(["publish", "vlicl"])
+        build_parser(["audit"]).parse_args(["audit"])
     assert "end the flag's list" not in capsys.readouterr().err  # no list flag given: no hint
+    # PLAN_DIR may be left out, so the folder is read as a --root value: --root says so
+    assert main(["publish", "vlicl", "--root", "clevr=/x", "data/vlicl/plan"]) != 0
+    assert "put it before --root, or end the list with --" in capsys.readouterr().err
     ended = ["publish", "vlicl", "--root", "clevr=/x", "--", "data/vlicl/plan"]
     args = build_parser(ended).parse_args(ended)
     assert str(args.plan_dir) == "data/vlicl/plan" and args.root == ["clevr=/x"]
+
+
+STEP_PARSERS = [(" ".join(words), parser) for words, parser in PARSERS
+                if words[0] in ("build", "publish")]  # fmt: skip
+FIRST_STEPS = {"build mmneedle twins", "build mmneedle plan", "build vlicl plan",
+               "build mmiu plan", "build multi ocr", "build multi questions"}  # fmt: skip
+NOT_PIPELINE_OUTPUTS = {"build mmiu rehydrate", "build multi elite"}
+
+
+def test_every_step_reads_its_earlier_step_folder_and_writes_out_alike():
+    """The same shape in every family: PLAN_DIR (optional, the pipeline's path) and --out
+    (the pipeline's path); no family spells the plan folder --plan any more."""
+    wrong = []
+    for command, parser in STEP_PARSERS:
+        positionals = [a for a in parser._actions if not a.option_strings]
+        options = {flag: a for a in parser._actions for flag in a.option_strings}
+        if "--plan" in options and options["--plan"].help != argparse.SUPPRESS:
+            wrong.append(f"{command}: --plan is a flag (the plan folder is PLAN_DIR)")
+        if command not in FIRST_STEPS and command != "build mmiu rehydrate":
+            folder = [a for a in positionals if a.metavar in ("PLAN_DIR", "QUESTIONS_DIR")]
+            if not folder or folder[0].nargs != "?" or not folder[0].default:
+                wrong.append(f"{command}: the earlier step's folder is not an optional PLAN_DIR")
+        out = options.get("--out")
+        if out is not None and out.required and command not in NOT_PIPELINE_OUTPUTS:
+            wrong.append(f"{command}: --out is required (default it to the pipeline's path)")
+    assert not wrong, wrong
+
+
+def test_the_plan_flag_of_0_1_still_works_once_and_warns(capsys):
+    from benchsmith.builders.mmneedle.cli import RenderInputs
+    from benchsmith.commands.setting_flags import inputs_of
+
+    argv = ["build", "mmneedle", "render", "--plan", "old/plan"]
+    inputs = inputs_of(build_parser(argv).parse_args(argv), RenderInputs)
+    assert str(inputs.plan_dir) == "old/plan"
+    assert "--plan is deprecated; give PLAN_DIR as the argument" in capsys.readouterr().err
+    argv = ["build", "mmneedle", "render", "new/plan", "--plan", "old/plan"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "PLAN_DIR was given twice: new/plan and --plan old/plan" in err

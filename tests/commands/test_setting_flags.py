@@ -83,7 +83,7 @@ def test_flags_override_the_params_block_and_bad_values_are_one_clear_error(tmp_
         parser.parse_args(["--resample", "fancy"])
     assert "invalid choice: 'fancy'" in capsys.readouterr().err
     # a value out of range through the real command: exit 2, the key and what is allowed
-    code = main(["build", "mmneedle", "render", "--plan", str(tmp_path), "--out",
+    code = main(["build", "mmneedle", "render", str(tmp_path), "--out",
                  str(tmp_path / "out"), "--params", str(params), "--jpeg-quality", "0"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "mmneedle.render.jpeg_quality must be an integer from 1 to 100" in err

@@ -234,3 +234,30 @@ def test_a_curated_folders_tasks_send_its_familys_requests_and_score_as_benchsmi
         [(metric, value)] = by_responder[respond.__name__].items()
         scorer = SCORERS.get(family.name)
         assert value == pytest.approx(scorer.headline_value(report)), report
+
+
+def test_mmiu_scannet_tasks_render_references_from_the_copy_the_export_names(
+    sample_project, tmp_path
+):
+    """An lmms-eval task exported with --scannet renders each referenced image when lmms-eval
+    loads its docs: the docs equal those of the rehydrated folder's task, image for image."""
+    published = sample_project / "published" / "mmiu"
+    scannet = sample_project / "data" / "sources" / "scannet" / "ScanNet"
+    config = "3d_depth_estimation"
+    [path] = export(published, tmp_path / "tasks", "--config", config, "--scannet", str(scannet))
+    assert repr(str(scannet.resolve())) in (path.parent / "utils.py").read_text(encoding="utf-8")
+    rehydrated = tmp_path / "mmiu_full"
+    assert main(["build", "mmiu", "rehydrate", str(published), "--scannet", str(scannet),
+                 "--out", str(rehydrated)]) == 0  # fmt: skip
+    [full] = export(rehydrated, tmp_path / "full", "--config", config)
+
+    def docs(task_path):
+        config_ = load_task_yaml(task_path)
+        loaded = datasets.load_dataset(config_["dataset_path"], **config_["dataset_kwargs"],
+                                       split=config_["test_split"])  # fmt: skip
+        made = config_["process_docs"](loaded)
+        return list(made.cast(datasets.Features(undecoded(dict(made.features)))))
+
+    mine, theirs = docs(path), docs(full)
+    assert mine and mine == theirs
+    assert all(any(p["image"] for p in d["parts"]) for d in mine)

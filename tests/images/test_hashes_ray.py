@@ -25,7 +25,7 @@ def test_mmneedle_image_check_hashed_on_ray_writes_the_same_report(
 ):
     out = tmp_path / "image_check.json"
     project = sample_project
-    argv = ["build", "mmneedle", "check-images", "--plan", str(project / "data/mmneedle/plan"),
+    argv = ["build", "mmneedle", "check-images", str(project / "data/mmneedle/plan"),
             "--images", str(project / "data/sources/coco/val2014"), "--params",
             str(project / "params.yaml"), "--executor", "ray", "--out", str(out)]  # fmt: skip
     assert main(argv) == 0

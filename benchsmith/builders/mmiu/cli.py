@@ -18,6 +18,7 @@ from benchsmith.builders.mmiu.config import (
 )
 from benchsmith.core.command_inputs import (
     argument,
+    earlier_step_folder,
     json_switch,
     metrics_file,
     output_folder,
@@ -74,7 +75,7 @@ def run_plan(
 class CheckInputs:
     """What ``build mmiu check`` reads and writes."""
 
-    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    plan_dir: Path = earlier_step_folder("the plan step", DEFAULT_PLAN)
     json: bool = json_switch("shortcut verdicts")
     out: Path | None = argument(
         "report path (default: shortcuts.json next to PLAN_DIR)", metavar="FILE"
@@ -146,7 +147,7 @@ class PublishInputs:
     """What ``publish mmiu`` reads: the plan and its shortcut report (the rest is
     ``mmiu.publish``: :class:`benchsmith.builders.mmiu.config.MmiuPublishSettings`)."""
 
-    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    plan_dir: Path = earlier_step_folder("the plan step", DEFAULT_PLAN)
     shortcuts: Path | None = argument(
         "report of `build mmiu check` (default: shortcuts.json next to PLAN_DIR)", metavar="FILE"
     )

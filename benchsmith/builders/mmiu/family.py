@@ -65,13 +65,16 @@ class MmiuFamily(Family):
 
         return mmiu_harness_rows(source, self.columns(source.info))
 
-    def unsendable(self, info: dict[str, Any], config: str) -> str | None:
+    def unsendable(self, info: dict[str, Any], config: str, options=None) -> str | None:
         from benchsmith.builders.mmiu.config import SCANNET_TASKS
 
+        if options is not None and options.scannet is not None:
+            return None  # rendered from the user's copy as the export goes
         if config in SCANNET_TASKS and info.get("scannet_images", "reference") == "reference":
             return ("its ScanNet images are published as references (ScanNet's terms); "
-                    "rehydrate them from your ScanNet copy first: `benchsmith build mmiu "
-                    "rehydrate DATASET --scannet DIR --out DIR`, and export that folder")  # fmt: skip
+                    "render them from your ScanNet copy as the export goes (--scannet DIR), or "
+                    "rehydrate the folder once (`benchsmith build mmiu rehydrate DATASET "
+                    "--scannet DIR --out DIR`) and export that")  # fmt: skip
         return None
 
     def columns(self, info: dict[str, Any]):

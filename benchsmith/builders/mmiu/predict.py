@@ -77,15 +77,26 @@ def mmiu_harness_rows(source: RequestSource, columns) -> Iterator[HarnessRow]:
     from benchsmith.hf.dataset_view import DatasetView
 
     view = DatasetView(source.dataset_dir, source.config, source.split, columns)
+    sources = None
+    if source.options.scannet is not None:
+        from pathlib import Path
+
+        from benchsmith.builders.mmiu.images import ImageSources
+
+        sources = ImageSources(scannet=Path(source.options.scannet))
     for sample in view.iter_samples():
         row = sample.row
-        if len(sample.images) != row["num_images"]:
-            raise BenchsmithError(f"item {row['id']} has images published as references",
-                                  path=source.dataset_dir,
-                                  fix="rehydrate the dataset first (`benchsmith build mmiu "
-                                  "rehydrate`) and export that folder")  # fmt: skip
+        images = list(sample.images)
+        if len(images) != row["num_images"]:
+            if sources is None:
+                raise BenchsmithError(f"item {row['id']} has images published as references",
+                                      path=source.dataset_dir,
+                                      fix="pass --scannet DIR (your ScanNet copy) to render them "
+                                      "as the export goes, or rehydrate the dataset first "
+                                      "(`benchsmith build mmiu rehydrate`)")  # fmt: skip
+            images = with_references_rendered(row, images, sources)
         task_text = row["context"].split(CHOICES_LEAD)[0].strip()
         question = "\n".join(t for t in (task_text, row["question"]) if t)
-        yield HarnessRow(row["id"], question, tuple(sample.images), row["answer"],
+        yield HarnessRow(row["id"], question, tuple(images), row["answer"],
                          tuple(row["options"]), row["task"],
                          RELATIONSHIPS[row["relationship"]])  # fmt: skip

@@ -1,7 +1,9 @@
 """MMNeedle's command-line steps: ``benchsmith build mmneedle twins|plan|render|check-images``.
 
 Every option defaults to ``params.yaml`` (``--params``); a flag given on the command line wins
-for that run. The DVC pipeline (``dvc.yaml``) calls these same commands. The generic CLI mounts
+for that run. Every path defaults to where the DVC pipeline (``dvc.yaml``) reads and writes it:
+COCO from ``mmneedle.sources.coco``, the plan in ``data/mmneedle/plan`` (``PLAN_DIR``, the
+argument of the later steps), the render and the reports next to it. The generic CLI mounts
 :data:`STEPS` under ``benchsmith build mmneedle`` and the publish flags under ``benchsmith
 publish mmneedle``; nothing here imports a heavy library until a step runs.
 """
@@ -13,40 +15,78 @@ from pathlib import Path
 
 from benchsmith.builders.mmneedle.config import (
     ImageCheckConfig,
+    MmneedleSourceFolders,
     PlanConfig,
     PlanSettings,
     RenderConfig,
 )
-from benchsmith.core.command_inputs import argument, json_switch, metrics_file, params_file
+from benchsmith.core.command_inputs import (
+    argument,
+    earlier_step_folder,
+    json_switch,
+    metrics_file,
+    output_folder,
+    params_file,
+)
+from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.json_files import load_json
 from benchsmith.core.metrics import write_metrics
 from benchsmith.core.params import DEFAULT_PARAMS_FILE, load_params, profile_of
 from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import Step, StepSettings
 
 DEFAULT_LOCK_PATH = Path("coco.lock.json")
-CAPTIONS_HELP = "COCO captions_val2014.json"
+DEFAULT_PLAN = Path("data/mmneedle/plan")
+DEFAULT_RENDER = Path("data/mmneedle/render")
+DEFAULT_TWINS = Path("data/mmneedle/twins.json")
+TWINS_REPORT = "twins.json"
+IMAGE_CHECK_REPORT = "image_check.json"
+CAPTIONS_HELP = "COCO captions_val2014.json (default: COCO/annotations/ of --coco)"
+IMAGES_HELP = "COCO val2014/ folder (default: COCO/val2014 of --coco)"
+SOURCES = StepSettings(MmneedleSourceFolders, ("mmneedle", "sources"))
+
+
+def plan_folder() -> Path:
+    return earlier_step_folder("`build mmneedle plan`", DEFAULT_PLAN, old_flag="--plan")
+
+
+def next_to(plan_dir: Path, name: str) -> Path:
+    """A file or folder the pipeline keeps beside the plan (``data/mmneedle/NAME``)."""
+    return plan_dir.parent / name
+
+
+def recorded_images_dir(plan_dir: Path) -> Path | None:
+    """The val2014/ folder the plan step recorded (render and check-images read it)."""
+    info = plan_dir / "plan_info.json"
+    if not info.is_file():
+        return None
+    recorded = load_json(info, what="MMNeedle plan info",
+                         fix="rerun `benchsmith build mmneedle plan`").get("images_dir")  # fmt: skip
+    return Path(recorded) if recorded else None
 
 
 @dataclass(frozen=True)
 class PlanInputs:
     """What ``build mmneedle plan`` reads and writes (its settings: :class:`PlanSettings`)."""
 
-    captions: Path = argument(CAPTIONS_HELP, required=True, metavar="FILE")
-    out: Path = argument("plan folder (replaced atomically)", required=True, metavar="DIR")
+    captions: Path | None = argument(CAPTIONS_HELP, metavar="FILE")
+    out: Path = output_folder("plan folder", DEFAULT_PLAN)
     json: bool = json_switch("per-config QA report")
     images: Path | None = argument(
-        "COCO val2014/ folder, recorded for render (default: next to annotations/)", metavar="DIR"
+        "COCO val2014/ folder, recorded for render (default: next to the captions' annotations/)",
+        metavar="DIR",
     )
     twins: Path | None = argument(
         "report of `build mmneedle twins`: the canonical plan keeps one image per twin group, "
-        "the legacy plan flags the samples twins spoil (without it: ids only)",
+        "the legacy plan flags the samples twins spoil (default: twins.json next to --out, if "
+        "there; without one: ids only)",
         metavar="FILE",
     )
     seed: int | None = argument("seed (default: params seed)", metavar="S")
     params: Path | None = params_file()
 
 
-def run_plan(args: PlanInputs, settings: PlanSettings) -> int:
+def run_plan(args: PlanInputs, settings: PlanSettings, folders: MmneedleSourceFolders) -> int:
     from benchsmith.builders.mmneedle.plan import plan_mmneedle, write_plan
     from benchsmith.sources.coco.reader import default_images_dir, read_captions
 
@@ -65,17 +105,23 @@ def run_plan(args: PlanInputs, settings: PlanSettings) -> int:
             "with profile: full, or --pool-size and --samples, for the benchmark's)"
         )
     )
-    source = read_captions(args.captions)
-    images_dir = args.images or default_images_dir(args.captions)
+    captions = folders.captions(args.captions)
+    source = read_captions(captions)
+    images_dir = args.images or (
+        default_images_dir(captions) if args.captions else folders.images(None)
+    )
     for reason, count in source.skipped.items():
-        log(f"mmneedle plan: skipped {count} ({reason.replace('_', ' ')}) in {args.captions}")
+        log(f"mmneedle plan: skipped {count} ({reason.replace('_', ' ')}) in {captions}")
     twins = None
-    if args.twins is not None:
+    twins_path = args.twins or next_to(args.out, TWINS_REPORT)
+    if args.twins is not None or twins_path.is_file():
         from benchsmith.builders.mmneedle.twins import read_twins
 
-        twins = read_twins(args.twins, source)
+        log(f"mmneedle plan: twin groups from {twins_path}")
+        twins = read_twins(twins_path, source)
     else:
-        log("mmneedle plan: no --twins report: images are told apart by COCO id only")
+        log(f"mmneedle plan: no twins report ({twins_path} is not there; `build mmneedle twins` "
+            "writes it): images are told apart by COCO id only")  # fmt: skip
     plan = plan_mmneedle(source, config, twins=twins)
     info = write_plan(plan, source, args.out, images_dir)
     log(
@@ -116,8 +162,8 @@ def run_plan(args: PlanInputs, settings: PlanSettings) -> int:
 class RenderInputs:
     """What ``build mmneedle render`` reads and writes."""
 
-    plan: Path = argument("folder written by the plan step", required=True, metavar="DIR")
-    out: Path = argument("render folder to write", required=True, metavar="DIR")
+    plan_dir: Path = plan_folder()
+    out: Path = output_folder("render folder", DEFAULT_RENDER)
     images: Path | None = argument(
         "COCO val2014/ folder (default: the one recorded in the plan)", metavar="DIR"
     )
@@ -129,7 +175,7 @@ def run_render(args: RenderInputs, config: RenderConfig) -> int:
     settings declared on :class:`RenderConfig`)."""
     from benchsmith.builders.mmneedle.render import render_mmneedle
 
-    info = render_mmneedle(args.plan, args.out, config, args.images)
+    info = render_mmneedle(args.plan_dir, args.out, config, args.images)
     log(
         f"mmneedle render: {info['stitched_images']} stitched images from "
         f"{info['source_images']} source files -> {args.out}"
@@ -141,18 +187,20 @@ def run_render(args: RenderInputs, config: RenderConfig) -> int:
 class TwinsInputs:
     """What ``build mmneedle twins`` reads and writes."""
 
-    captions: Path = argument(CAPTIONS_HELP, required=True, metavar="FILE")
-    images: Path = argument("COCO val2014/ folder", required=True, metavar="DIR")
-    out: Path = argument("JSON report", required=True, metavar="FILE")
+    captions: Path | None = argument(CAPTIONS_HELP, metavar="FILE")
+    images: Path | None = argument(IMAGES_HELP, metavar="DIR")
+    out: Path = argument(f"JSON report (default {DEFAULT_TWINS})", default=DEFAULT_TWINS,
+                         metavar="FILE")  # fmt: skip
     params: Path | None = params_file()
     metrics: Path | None = metrics_file("twin")
 
 
-def run_twins(args: TwinsInputs, settings: ImageCheckConfig) -> int:
+def run_twins(args: TwinsInputs, settings: ImageCheckConfig, folders: MmneedleSourceFolders) -> int:
     from benchsmith.builders.mmneedle.twins import find_coco_twins, twins_metrics, write_twins
 
-    report = find_coco_twins(args.captions, args.images, settings.near_threshold,
-                             settings.workers, settings.executor)  # fmt: skip
+    report = find_coco_twins(folders.captions(args.captions), folders.images(args.images),
+                             settings.near_threshold, settings.workers,
+                             settings.executor)  # fmt: skip
     write_twins(report, args.out)
     write_metrics(args.metrics, twins_metrics(report))
     return 0
@@ -162,9 +210,12 @@ def run_twins(args: TwinsInputs, settings: ImageCheckConfig) -> int:
 class CheckInputs:
     """What ``build mmneedle check-images`` reads and writes."""
 
-    plan: Path = argument("folder written by the plan step", required=True, metavar="DIR")
-    images: Path = argument("COCO val2014/ folder", required=True, metavar="DIR")
-    out: Path = argument("JSON report", required=True, metavar="FILE")
+    plan_dir: Path = plan_folder()
+    images: Path | None = argument(
+        "COCO val2014/ folder (default: the one recorded in the plan)", metavar="DIR"
+    )
+    out: Path | None = argument(f"JSON report (default: {IMAGE_CHECK_REPORT} next to PLAN_DIR)",
+                                metavar="FILE")  # fmt: skip
     params: Path | None = params_file()
     metrics: Path | None = metrics_file("duplicate")
 
@@ -176,9 +227,18 @@ def run_check_images(args: CheckInputs, settings: ImageCheckConfig) -> int:
         write_image_check,
     )
 
-    report = check_mmneedle_images(args.plan, args.images, settings.near_threshold,
+    images = args.images or recorded_images_dir(args.plan_dir)
+    if images is None:
+        raise BenchsmithError(
+            "no COCO images folder: the plan records none",
+            path=args.plan_dir / "plan_info.json",
+            fix="pass --images pointing at val2014/, or run `benchsmith build mmneedle plan` first",
+        )
+    report = check_mmneedle_images(args.plan_dir, images, settings.near_threshold,
                                    settings.workers, settings.executor)  # fmt: skip
-    write_image_check(report, args.out)
+    out = args.out or next_to(args.plan_dir, IMAGE_CHECK_REPORT)
+    write_image_check(report, out)
+    log(f"mmneedle check-images: report -> {out}")
     write_metrics(args.metrics, image_check_metrics(report))
     return 0
 
@@ -187,16 +247,29 @@ def run_check_images(args: CheckInputs, settings: ImageCheckConfig) -> int:
 class PublishInputs:
     """What ``publish mmneedle`` reads: the plan, the render and the reports to record."""
 
-    plan: Path = argument("folder of `build mmneedle plan`", required=True, metavar="DIR")
-    render: Path = argument("folder of `build mmneedle render`", required=True, metavar="DIR")
+    plan_dir: Path = plan_folder()
+    render: Path | None = argument(
+        "folder of `build mmneedle render` (default: render/ next to PLAN_DIR)", metavar="DIR"
+    )
     lock: Path = argument(
         f"COCO archive lock file to record, if present (default: {DEFAULT_LOCK_PATH})",
         default=DEFAULT_LOCK_PATH,
         metavar="FILE",
     )
     image_check: Path | None = argument(
-        "report of `build mmneedle check-images` to put in the card (optional)", metavar="FILE"
+        f"report of `build mmneedle check-images` to put in the card (default: "
+        f"{IMAGE_CHECK_REPORT} next to PLAN_DIR, if there)",
+        metavar="FILE",
     )
+
+    def render_dir(self) -> Path:
+        return self.render or next_to(self.plan_dir, "render")
+
+    def image_check_report(self) -> Path | None:
+        if self.image_check is not None:
+            return self.image_check
+        found = next_to(self.plan_dir, IMAGE_CHECK_REPORT)
+        return found if found.is_file() else None
 
 
 STEPS = (
@@ -211,7 +284,7 @@ STEPS = (
         "positive's gold is unique by pixels; the legacy plan flags the samples twins spoil.",
         TwinsInputs,
         run_twins,
-        settings=StepSettings(ImageCheckConfig, ("mmneedle", "image_check")),
+        settings=(StepSettings(ImageCheckConfig, ("mmneedle", "image_check")), SOURCES),
     ),
     Step(
         "plan",
@@ -222,7 +295,7 @@ STEPS = (
         "tables.",
         PlanInputs,
         run_plan,
-        settings=StepSettings(PlanSettings, ("mmneedle",)),
+        settings=(StepSettings(PlanSettings, ("mmneedle",)), SOURCES),
     ),
     Step(
         "render",

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.params import section
-from benchsmith.core.settings import check_settings, output_identity, setting, settings_from
+from benchsmith.core.settings import (
+    check_settings,
+    nulls_as_defaults,
+    output_identity,
+    paths_as_paths,
+    setting,
+    settings_from,
+)
+from benchsmith.sources.coco.reader import CAPTIONS_RELPATH, IMAGES_DIRNAME
 
 ORDERS = ("canonical", "legacy")
 
@@ -203,3 +212,27 @@ class ImageCheckConfig:
 
     def __post_init__(self) -> None:
         check_settings(self, "mmneedle.image_check")
+
+
+@dataclass(frozen=True)
+class MmneedleSourceFolders:
+    """Where the steps read COCO (``mmneedle.sources``; ``benchsmith source prepare coco``
+    writes ``data/sources/coco``), as every family names its sources; ``--captions`` and
+    ``--images`` still name one file or folder for one run."""
+
+    coco: Path | None = setting(
+        Path("data/sources/coco"),
+        "COCO 2014 root holding annotations/captions_val2014.json and val2014/",
+        metavar="DIR",
+    )
+
+    def __post_init__(self) -> None:
+        nulls_as_defaults(self)
+        paths_as_paths(self)
+        check_settings(self, "mmneedle.sources")
+
+    def captions(self, given: Path | None) -> Path:
+        return given or self.coco / CAPTIONS_RELPATH
+
+    def images(self, given: Path | None) -> Path:
+        return given or self.coco / IMAGES_DIRNAME

@@ -33,7 +33,8 @@ class MmneedleFamily(Family):
     def publication(self, args: cli.PublishInputs, settings: PublishSettings) -> Publication:
         from benchsmith.builders.mmneedle.publication import MmneedlePublication
 
-        return MmneedlePublication(args.plan, args.render, args.lock, args.image_check)
+        return MmneedlePublication(args.plan_dir, args.render_dir(), args.lock,
+                                   args.image_check_report())  # fmt: skip
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsmith.builders.mmneedle.config import ImageCheckConfig, PlanSettings, RenderConfig
+from benchsmith.builders.mmneedle.config import (
+    ImageCheckConfig,
+    MmneedleSourceFolders,
+    PlanSettings,
+    RenderConfig,
+)
 from benchsmith.core.settings import settings_block
 
 
@@ -17,4 +22,5 @@ def params_fields() -> dict[str, Any]:
         **settings_block(PlanSettings).fields,  # order, grids, ..., sizes.<profile>
         "render": settings_block(RenderConfig),  # declared once, on the dataclass
         "image_check": settings_block(ImageCheckConfig),
+        "sources": settings_block(MmneedleSourceFolders),
     }

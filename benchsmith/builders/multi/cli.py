@@ -14,6 +14,7 @@ from typing import Any
 from benchsmith.builders.multi.config import MultiPlanSettings, MultiSourceFolders, OcrSettings
 from benchsmith.core.command_inputs import (
     argument,
+    earlier_step_folder,
     json_switch,
     metrics_file,
     output_folder,
@@ -38,8 +39,7 @@ def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
 
 def select_step_folder() -> Any:
     """``PLAN_DIR``, the select step's folder (optional: ``data/multi/plan``)."""
-    return argument(f"folder of the select step (default {DEFAULT_PLAN})", positional=True,
-                    optional=True, default=DEFAULT_PLAN, metavar="PLAN_DIR")  # fmt: skip
+    return earlier_step_folder("the select step", DEFAULT_PLAN)
 
 
 def multi_config(params: dict[str, Any], top: MultiPlanSettings):
@@ -108,13 +108,8 @@ def run_questions(args: QuestionsInputs, top: MultiPlanSettings,
 class SelectInputs:
     """What ``build multi select`` reads and writes."""
 
-    questions_dir: Path = argument(
-        f"folder of the questions step (default {DEFAULT_QUESTIONS})",
-        positional=True,
-        optional=True,
-        default=DEFAULT_QUESTIONS,
-        metavar="QUESTIONS_DIR",
-    )
+    questions_dir: Path = earlier_step_folder("the questions step", DEFAULT_QUESTIONS,
+                                              metavar="QUESTIONS_DIR")  # fmt: skip
     json: bool = json_switch("selection summary")
     metrics: Path | None = metrics_file("near-duplicate and selection summary")
     params: Path | None = params_file()

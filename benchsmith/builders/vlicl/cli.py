@@ -14,6 +14,7 @@ from pathlib import Path
 from benchsmith.builders.vlicl.config import LeakageConfig, VliclPlanSettings, VliclSourceFolders
 from benchsmith.core.command_inputs import (
     argument,
+    earlier_step_folder,
     json_switch,
     metrics_file,
     output_folder,
@@ -27,6 +28,7 @@ from benchsmith.family.base import Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
+LEAKAGE_REPORT = "leakage.json"
 ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
 
 
@@ -75,9 +77,10 @@ def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolde
 class LeakageInputs:
     """What ``build vlicl leakage`` reads and writes."""
 
-    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    plan_dir: Path = earlier_step_folder("the plan step", DEFAULT_PLAN)
     json: bool = json_switch("leakage summary")
-    out: Path | None = argument("report path (default: PLAN_DIR/leakage.json)", metavar="FILE")
+    out: Path | None = argument(f"report path (default: {LEAKAGE_REPORT} next to PLAN_DIR)",
+                                metavar="FILE")  # fmt: skip
     metrics: Path | None = metrics_file("leakage summary")
     root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the build")
     params: Path | None = params_file()
@@ -86,10 +89,11 @@ class LeakageInputs:
 def run_leakage(args: LeakageInputs, settings: LeakageConfig) -> int:
     from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
 
+    out = args.out or args.plan_dir.parent / LEAKAGE_REPORT
     report = check_vlicl_leakage(
         args.plan_dir,
         settings.image_threshold,
-        out_path=args.out,
+        out_path=out,
         workers=settings.workers,
         executor=settings.executor,
         roots_override=parse_roots(args.root),
@@ -98,7 +102,7 @@ def run_leakage(args: LeakageInputs, settings: LeakageConfig) -> int:
     log(
         f"vlicl leakage: {summary['removed_queries']} leaking queries to remove, "
         f"{summary['exact_pairs']} exact / {summary['near_pairs']} near duplicate pairs "
-        f"-> {args.out or args.plan_dir / 'leakage.json'}"
+        f"-> {out}"
     )
     write_metrics(args.metrics, summary)
     print_json(summary, args.json, sort_keys=True)
@@ -109,11 +113,18 @@ def run_leakage(args: LeakageInputs, settings: LeakageConfig) -> int:
 class PublishInputs:
     """What ``publish vlicl`` reads: the plan and its leakage report."""
 
-    plan_dir: Path = argument("folder of the plan step", positional=True, metavar="PLAN_DIR")
+    plan_dir: Path = earlier_step_folder("the plan step", DEFAULT_PLAN)
     leakage: Path | None = argument(
-        "leakage report (default: PLAN_DIR/leakage.json)", metavar="FILE"
+        f"leakage report (default: {LEAKAGE_REPORT} next to PLAN_DIR; one inside it, where "
+        "0.1 wrote it, is read too)",
+        metavar="FILE",
     )
     root: tuple[str, ...] = root_overrides(ROOT_NAMES, "the build")
+
+    def leakage_report(self) -> Path:
+        from benchsmith.builders.vlicl.publication import default_leakage_report
+
+        return self.leakage or default_leakage_report(self.plan_dir)
 
 
 STEPS = (
@@ -138,7 +149,7 @@ STEPS = (
         "duplicates between the support and query of each task, shared classes (matching_mi "
         "must be disjoint), shared operator expressions and episodes that show the query's own "
         "expression. Leaking queries are listed as removed; publish drops them. Writes "
-        "PLAN/leakage.json (or --out) and prints the summary as JSON.",
+        "leakage.json next to the plan (or --out) and prints the summary as JSON.",
         LeakageInputs,
         run_leakage,
         settings=StepSettings(LeakageConfig, ("vlicl", "leakage")),

@@ -34,7 +34,7 @@ class VliclFamily(Family):
     def publication(self, args: cli.PublishInputs, settings: PublishSettings) -> Publication:
         from benchsmith.builders.vlicl.publication import VliclPublication
 
-        return VliclPublication(args.plan_dir, args.leakage, cli.parse_roots(args.root))
+        return VliclPublication(args.plan_dir, args.leakage_report(), cli.parse_roots(args.root))
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]

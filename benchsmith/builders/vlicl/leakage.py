@@ -319,7 +319,8 @@ def check_vlicl_leakage(
     executor: str = "local",
     roots_override: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run every check over ``build_dir`` and write ``leakage.json`` (default inside it)."""
+    """Run every check over ``build_dir`` and write ``leakage.json`` (default next to it,
+    where the pipeline keeps it)."""
     if not 0 <= int(threshold) <= 64:
         raise BenchsmithError(
             f"image threshold must be 0..64 bits, got {threshold}",
@@ -343,6 +344,6 @@ def check_vlicl_leakage(
         "cross_task": {"matching_mi_vs_open_mi_query": cross},
         "summary": summarise(tasks, cross),
     }
-    out = Path(out_path) if out_path else build.path / "leakage.json"
+    out = Path(out_path) if out_path else build.path.parent / "leakage.json"
     atomic_write_json(out, report)
     return report

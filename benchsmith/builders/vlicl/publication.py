@@ -55,6 +55,13 @@ BATCH_ROWS = 64
 MIN_BATCH_BYTES = 256 * 1024
 
 
+def default_leakage_report(plan_dir: Path) -> Path:
+    """``leakage.json`` next to the plan, where the pipeline and ``build vlicl leakage`` write
+    it; one inside the plan (where 0.1 wrote it) is read when there is none beside it."""
+    beside, inside = plan_dir.parent / "leakage.json", plan_dir / "leakage.json"
+    return inside if not beside.is_file() and inside.is_file() else beside
+
+
 @dataclass
 class PublishInputs:
     build: VliclBuildDir
@@ -69,7 +76,7 @@ class PublishInputs:
         roots_override: Mapping[str, Any] | None = None,
     ) -> PublishInputs:
         build = VliclBuildDir.read(build_dir, roots_override)
-        path = Path(leakage_path) if leakage_path else build.path / "leakage.json"
+        path = Path(leakage_path) if leakage_path else default_leakage_report(build.path)
         if not path.is_file():
             raise BenchsmithError(
                 "no leakage report for this build",

@@ -223,7 +223,6 @@ def test_cli_report_goes_into_the_published_card(built, images, tmp_path, capsys
         "build",
         "mmneedle",
         "check-images",
-        "--plan",
         str(built["plan"]),
         "--images",
         str(images),
@@ -244,7 +243,6 @@ def test_cli_report_goes_into_the_published_card(built, images, tmp_path, capsys
     publish = [
         "publish",
         "mmneedle",
-        "--plan",
         str(built["plan"]),
         "--render",
         str(built["render"]),

@@ -164,6 +164,7 @@ def test_small_shards_roll_over_and_republishing_is_byte_identical(published, tm
 def test_planted_support_query_duplicate_is_removed_and_reported(published, tmp_path):
     build = tmp_path / "build"
     shutil.copytree(published["build"], build)
+    shutil.copy(published["build"].parent / "leakage.json", tmp_path / "leakage.json")
     queries = jsonl(build / "tasks/operator_induction/query.jsonl")
     support = jsonl(build / "tasks/operator_induction/support.jsonl")
     victim = queries[4]
