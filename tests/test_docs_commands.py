@@ -6,7 +6,7 @@ takes what the commands write. A page's ``bash`` blocks are read as a reader wou
 comments dropped, ``[optional parts]`` left out). Each command must parse with the real
 parser: a renamed flag or verb in the code fails here before a reader meets it. The commands
 that need only the sample build (audit one row, predict against a model server, score what was
-predicted, export to a harness) run in a copy of it, with the model server a local one on
+predicted, export to a harness, report on it) run in a copy of it, with the model server a local one on
 127.0.0.1 answering "A"; each must exit 0. The rest are named with the reason they do not run
 here and the test that runs the same step (a build step is run by the pipeline, ``dvc repro``,
 in ``test_fresh_checkout.py``), so a new command in the docs must be placed in one list or the
@@ -26,7 +26,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 # commands the sample build runs here (first word after `benchsmith`, and what they read)
 RUN_HERE = ("audit published/", "predict published/", "score published/vlicl --config clevr --predictions preds/qwen2-vl.jsonl",
-            "export ")  # fmt: skip
+            "export ", "report published/")  # fmt: skip
 # what does not run here, and why (each matched by its start)
 NOT_HERE = {
     "audit published/mmneedle --root": "points at the reader's own moved COCO copy",
@@ -104,6 +104,8 @@ def test_the_commands_the_sample_build_can_run_run(sample_project, tmp_path, mon
                     for w in shlex.split(command)[1:]]  # fmt: skip
             assert main(argv) == 0, (page, command)
             ran.append(command)
-    assert {c.split()[1] for c in ran} == {"audit", "predict", "score", "export"}
+    assert {c.split()[1] for c in ran} == {"audit", "predict", "score", "export", "report"}
     assert (project / "preds" / "qwen2-vl.jsonl").is_file()
+    assert (project / "reports" / "mmiu" / "index.html").is_file()
+    assert "Wrong answers" in (project / "reports" / "vlicl-qwen" / "index.html").read_text()
     assert (project / "mmiu.tsv").is_file() and any((project / "lmms_tasks").iterdir())

@@ -55,6 +55,11 @@ VERBS = (
         _module("export"),
     ),
     (
+        "report",
+        "write an HTML page (and PNGs) to check a dataset, or a model's predictions, by eye",
+        _module("report"),
+    ),
+    (
         "push",
         "upload a published dataset to a Hub dataset repo and tag its version",
         _module("push"),

@@ -126,7 +126,7 @@ def run_curate(args: argparse.Namespace) -> int:
         code = _curate_one(
             args, section, args.dataset, args.config, args.split, args.out, metrics, "dataset"
         )
-        write_metrics(args.metrics, metrics.get("dataset", {}))
+        write_metrics(args.metrics, _table_metrics(metrics))
         return code
     out_root = args.out or Path("published/curated")
     for target in targets:  # every entry is checked before any (maybe long) run starts
@@ -156,7 +156,7 @@ def run_curate(args: argparse.Namespace) -> int:
     if not targets:
         out_root.mkdir(parents=True, exist_ok=True)
         print("no curate.targets in params: nothing to curate")
-    write_metrics(args.metrics, metrics)
+    write_metrics(args.metrics, _table_metrics(metrics))
     if unfinished:
         print(
             f"benchsmith: curate: {len(unfinished)} of {len(targets)} target(s) not published "
@@ -217,6 +217,12 @@ def _curate_one(
     note = f" ({len(result.undecided)} undecided, kept)" if undecided else ""
     print(f"kept {len(result.kept())} of {len(result.log.order)}{note} -> {out}")
     return 0
+
+
+def _table_metrics(per_target: dict) -> dict:
+    from benchsmith.curate.executor import CurationResult
+
+    return CurationResult.table_metrics(per_target)
 
 
 def _print_stage_counts(result) -> None:

@@ -50,6 +50,18 @@ class CurationResult:
             "dropped": dict(sorted(dropped.items())),
         }
 
+    @staticmethod
+    def table_metrics(per_target: dict[str, dict[str, Any]]) -> dict[str, float]:
+        """Every curated folder's counts in the keys the family metrics use (``rows`` kept,
+        ``configs`` curated, ``removed`` dropped), plus ``undecided``: one row in ``dvc
+        metrics show``, whatever the number of targets (each folder's card has its own)."""
+        return {
+            "rows": sum(m["kept"] for m in per_target.values()),
+            "configs": len(per_target),
+            "removed": sum(sum(m["dropped"].values()) for m in per_target.values()),
+            "undecided": sum(m["undecided"] for m in per_target.values()),
+        }
+
     def undecided_counts(self) -> dict[str, int]:
         """Kept samples an LLM failure left undecided, by reason code."""
         return dict(sorted(Counter(self.undecided.values()).items()))

@@ -34,6 +34,7 @@ from benchsmith.family.publish_settings import PublishSettings
 if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     import datasets
 
+    from benchsmith.family.report_table import ReportTable
     from benchsmith.family.requests import (
         HarnessRow,
         PredictionRequest,
@@ -369,6 +370,31 @@ class Family(ABC):
         sendable (MMIU: a ScanNet copy to render from). Exports leave such a config out of a
         whole-folder export and refuse it by name."""
         return None
+
+    def metrics(self, info: dict[str, Any]) -> dict[str, float]:
+        """The few numbers ``dvc metrics show`` prints for a published folder: ``rows`` and
+        ``configs`` of samples (configs that repeat another's left out), then the family's
+        :meth:`check_metrics`. Every family writes the same keys where it has them, so the
+        table has a handful of columns, not one per config (``benchsmith report`` has the
+        rest)."""
+        configs = info.get("configs") or {}
+        sample = [c for c in configs if self.not_samples(info, c) is None
+                  and c not in self.repeated_configs]  # fmt: skip
+        rows = sum(int(split.get("num_examples", 0)) for c in sample
+                   for split in configs[c].values())  # fmt: skip
+        return {"rows": rows, "configs": len(sample), **self.check_metrics(info)}
+
+    def check_metrics(self, info: dict[str, Any]) -> dict[str, float]:
+        """The build's checks in the shared keys: ``removed`` (rows or images the checks took
+        out), ``duplicates`` (duplicate pictures, pairs or options found), and where a family
+        has them ``shortcut_lift`` (the best blind rule's lift over chance) and ``ocr_cer``
+        (the worst character error rate); default: none."""
+        return {}
+
+    def report_checks(self, info: dict[str, Any]) -> list[ReportTable]:
+        """The checks this family's build ran, from ``build_info.json``, as tables for
+        ``benchsmith report`` (leakage, shortcut gates, duplicates, OCR); default: none."""
+        return []
 
     predict_options: ClassVar[tuple[str, ...]] = ()  # PredictOptions fields only it uses
     # the field of a prediction request's key that names its row (default: the id column);

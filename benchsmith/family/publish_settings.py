@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.core.command_inputs import argument, params_file
+from benchsmith.core.command_inputs import argument, metrics_file, params_file
 from benchsmith.core.settings import check_settings, setting
 
 DEFAULT_MAX_SHARD_MB = 256.0
@@ -45,3 +45,4 @@ class PublishRun:
         "dataset version (default: params version)", metavar="X.Y.Z", flag="--version"
     )
     params: Path | None = params_file()
+    metrics: Path | None = metrics_file("published rows and the build checks'")

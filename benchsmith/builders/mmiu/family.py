@@ -77,6 +77,16 @@ class MmiuFamily(Family):
                     "--scannet DIR --out DIR`) and export that")  # fmt: skip
         return None
 
+    def check_metrics(self, info: dict[str, Any]):
+        from benchsmith.builders.mmiu.report_checks import check_metrics
+
+        return check_metrics(info)
+
+    def report_checks(self, info: dict[str, Any]):
+        from benchsmith.builders.mmiu.report_checks import report_checks
+
+        return report_checks(info)
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

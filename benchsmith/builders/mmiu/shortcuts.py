@@ -35,7 +35,6 @@ fails.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -46,35 +45,10 @@ from benchsmith.builders.mmiu.config import ShortcutGate
 from benchsmith.builders.mmiu.plan_dir import MmiuPlanDir
 from benchsmith.builders.mmiu.prompts import full_prompt
 from benchsmith.core.atomic import atomic_write_text
+from benchsmith.core.intervals import wilson_lower, wilson_upper, z_value
 from benchsmith.core.progress import progress
 from benchsmith.options.blind_rules import BlindItem, answer_prior
 from benchsmith.options.distractors import OptionSet, option_report
-
-
-def z_value(confidence: float) -> float:
-    """The standard normal quantile (``scipy.stats.norm.ppf`` is this same function; importing
-    ``scipy.stats`` costs a second and a half of start-up in every plan and check process)."""
-    from scipy.special import ndtri
-
-    return float(ndtri(confidence))
-
-
-def wilson_upper(accuracy: float, n: int, z: float) -> float:
-    """One-sided Wilson upper bound (the interval the card prints is [lower, upper])."""
-    if n == 0:
-        return 1.0
-    centre = accuracy + z * z / (2 * n)
-    spread = z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
-    return min(1.0, (centre + spread) / (1 + z * z / n))
-
-
-def wilson_lower(accuracy: float, n: int, z: float) -> float:
-    """One-sided Wilson lower bound of a rate observed as ``accuracy`` over ``n`` trials."""
-    if n == 0:
-        return 0.0
-    centre = accuracy + z * z / (2 * n)
-    spread = z * math.sqrt(accuracy * (1 - accuracy) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - spread) / (1 + z * z / n))
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,16 @@ class MmneedleFamily(Family):
                            self.columns(source.info))  # fmt: skip
         return generic_requests(view, options, key_type=int)
 
+    def check_metrics(self, info: dict[str, Any]):
+        from benchsmith.builders.mmneedle.report_checks import check_metrics
+
+        return check_metrics(info)
+
+    def report_checks(self, info: dict[str, Any]):
+        from benchsmith.builders.mmneedle.report_checks import report_checks
+
+        return report_checks(info)
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap, ImageJoin
 

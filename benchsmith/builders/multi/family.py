@@ -59,6 +59,16 @@ class MultiFamily(Family):
 
         return multi_harness_rows(source, self.columns(source.info))
 
+    def check_metrics(self, info: dict[str, Any]):
+        from benchsmith.builders.multi.report_checks import check_metrics
+
+        return check_metrics(info)
+
+    def report_checks(self, info: dict[str, Any]):
+        from benchsmith.builders.multi.report_checks import report_checks
+
+        return report_checks(info)
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

@@ -51,6 +51,16 @@ class VliclFamily(Family):
 
         return vlicl_requests(source, self.columns(source.info))
 
+    def check_metrics(self, info: dict[str, Any]):
+        from benchsmith.builders.vlicl.report_checks import check_metrics
+
+        return check_metrics(info)
+
+    def report_checks(self, info: dict[str, Any]):
+        from benchsmith.builders.vlicl.report_checks import report_checks
+
+        return report_checks(info)
+
     def columns(self, info: dict[str, Any]):
         from benchsmith.hf.dataset_view import ColumnMap
 

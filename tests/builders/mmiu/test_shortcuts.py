@@ -13,8 +13,9 @@ from chat_server import ChatServer, Reply
 
 from benchsmith.builders.mmiu.config import TASKS, ShortcutGate
 from benchsmith.builders.mmiu.prompts import choices_block
-from benchsmith.builders.mmiu.shortcuts import check_plan, check_task, wilson_lower, z_value
+from benchsmith.builders.mmiu.shortcuts import check_plan, check_task
 from benchsmith.cli import main
+from benchsmith.core.intervals import wilson_lower, z_value
 from benchsmith.core.llm import LLMClient, LLMConfig
 from benchsmith.options.distractors import chi_square_p, format_matrix
 
