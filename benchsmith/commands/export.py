@@ -24,7 +24,8 @@ Write a published benchsmith folder in a harness's own format.
               base64 strings for several images), question, option columns A..., answer,
               category, l2-category, plus id (the published sample id). MMIU: every task, as
               multiple choice; MULTI: SA (multiple choice) and FB (short answer), the rest
-              counted and left out; MMNeedle and VL-ICL (query split, zero-shot): short answer.
+              counted and left out; MMNeedle: short answer; VL-ICL: the query split
+              zero-shot, with the task's instruction as predict sends it, short answer.
 
 MMIU's ScanNet images are published as references (ScanNet's terms): --scannet DIR renders each
 from your ScanNet copy as the export goes (vlmevalkit: into the TSV; lmms-eval: when the task

@@ -161,3 +161,30 @@ def test_mmiu_scannet_references_render_from_your_copy(sample_project, tmp_path,
     assert main(["export", "vlmevalkit", str(needle), "--scannet", str(scannet),
                  "--out", str(tmp_path / "y.tsv")]) == 2  # fmt: skip
     assert "applies to MMIU" in capsys.readouterr().err
+
+
+def test_vlicl_rows_carry_the_instruction_predict_sends_zero_shot(sample_project, tmp_path):
+    """VLMEvalKit asks each VL-ICL query as predict's zero-shot request: the task's instruction,
+    then ``Question: ...`` and ``Answer:``, after the query's images, not the bare
+    ``shape: cylinder``."""
+    from benchsmith.builders import FAMILIES
+    from benchsmith.family.requests import PredictOptions, RequestSource
+    from benchsmith.hf.reader import read_build_info
+
+    published = sample_project / "published" / "vlicl"
+    out = tmp_path / "vlicl.tsv"
+    assert main(["export", "vlmevalkit", str(published), "--out", str(out)]) == 0
+    rows = {r["id"]: r for r in read_tsv(out)}
+    info = read_build_info(published)
+    checked = 0
+    for config in ("clevr", "open_mi", "operator_induction"):
+        options = PredictOptions(shots=(0,), seeds=(0,))
+        for request in FAMILIES.get("vlicl").prediction_requests(
+                RequestSource(published, info, config, "query", options)):  # fmt: skip
+            row = rows[request.key["query_id"]]
+            text = "\n".join(p for p in request.parts if isinstance(p, str))
+            assert row["question"] == text and "Answer:" in text
+            assert images_of(row["image"]) == [p for p in request.parts if isinstance(p, bytes)]
+            assert row["category"] == config
+            checked += 1
+    assert checked > 20

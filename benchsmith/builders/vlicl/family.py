@@ -51,6 +51,11 @@ class VliclFamily(Family):
 
         return vlicl_requests(source, self.columns(source.info))
 
+    def harness_rows(self, source):
+        from benchsmith.builders.vlicl.predict import vlicl_harness_rows
+
+        return vlicl_harness_rows(source, self.columns(source.info))
+
     def check_metrics(self, info: dict[str, Any]):
         from benchsmith.builders.vlicl.report_checks import check_metrics
 

@@ -6,6 +6,10 @@ instruction, then each demonstration's images with ``Question: ...`` and ``Answe
 query's images with its question and an open ``Answer:`` (the paper's LLaVA-style layout, images
 interleaved where they belong). It is written as ``query_id``, ``n_shot`` and ``seed``: what the
 VL-ICL scorer reads. ``--shots`` and ``--seeds`` choose which episodes are run.
+
+A single-turn harness (VLMEvalKit) gets each query zero-shot (:func:`vlicl_harness_rows`): the
+same instruction and ``Question: ...`` / ``Answer:`` text as predict's zero-shot request, the
+query's images before it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.family.requests import PredictionRequest, RequestSource
+from benchsmith.family.requests import HarnessRow, PredictionRequest, RequestSource
 
 INSTRUCTIONS = {
     "open_mi": "Each image shows an object with a made-up name. Learn the names from the "
@@ -68,3 +72,22 @@ def vlicl_requests(source: RequestSource, columns) -> Iterator[PredictionRequest
         parts += [*images, f"Question: {question}\nAnswer:"]
         key = {"query_id": row["query_id"], "n_shot": int(row["n_shot"]), "seed": int(row["seed"])}
         yield PredictionRequest(key, tuple(parts))
+
+
+def zero_shot_text(instruction: str, question: str) -> str:
+    """The text of a zero-shot request: what predict sends around the query's images."""
+    return "\n".join(t for t in (instruction, f"Question: {question}\nAnswer:") if t)
+
+
+def vlicl_harness_rows(source: RequestSource, columns) -> Iterator[HarnessRow]:
+    """Each query of ``source.config`` zero-shot, as predict sends it at ``--shots 0``: the
+    task's instruction and the question (without it a model sees ``shape: cylinder``); short
+    answer, the task as category."""
+    from benchsmith.hf.dataset_view import DatasetView
+
+    instruction = INSTRUCTIONS.get(source.config, DEFAULT_INSTRUCTION)
+    view = DatasetView(source.dataset_dir, source.config, source.split, columns)
+    for sample in view.iter_samples():
+        answer = "" if sample.answer is None else str(sample.answer)
+        yield HarnessRow(sample.sample_id, zero_shot_text(instruction, sample.question),
+                         tuple(sample.images), answer, (), source.config)  # fmt: skip
