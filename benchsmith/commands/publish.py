@@ -52,13 +52,9 @@ def run_publish(args: argparse.Namespace) -> int:
     settings = settings_of(args, StepSettings(family.publish_settings, (family.name, "publish")))
     version = run.dataset_version or str(load_params(run.params).get("version", "0.0.0"))
     publication = family.publication(inputs_of(args, family.publish_inputs), settings)
-    out = family.out_of(settings)
-    publish(publication, out, version, settings.max_shard_mb)
+    info = publish(publication, family.out_of(settings), version, settings.max_shard_mb)
     if run.metrics is not None:
-        from benchsmith.core.json_files import load_json
         from benchsmith.core.metrics import write_metrics
 
-        info = load_json(out / "build_info.json", what="the build_info.json just written",
-                         fix="publish again")  # fmt: skip
         write_metrics(run.metrics, family.metrics(info))
     return 0

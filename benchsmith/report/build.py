@@ -15,7 +15,7 @@ from typing import Any
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.progress import log
 from benchsmith.family.report_table import ReportTable
-from benchsmith.report.items import ConfigItems, gold_letter, read_config
+from benchsmith.report.items import ConfigItems, gold_letter, gold_text, not_embedded, read_config
 from benchsmith.report.predictions import RunBreakdown, break_down, read_predictions
 
 IMAGES_PER_CARD = 4
@@ -60,8 +60,7 @@ def card(item: Any, images: list[bytes], choices: list[str] | None, gold: str) -
     letter = gold_letter(gold, choices)
     question = item.question if len(item.question) <= QUESTION_CHARS else (
         item.question[:QUESTION_CHARS] + " …")  # fmt: skip
-    from benchsmith.report.items import not_embedded
-
+    # an Item of the spread knows what it lacks; a wrong answer's row is read here
     missing = item.not_embedded if hasattr(item, "not_embedded") else not_embedded(item)
     return {"sample_id": item.sample_id, "category": getattr(item, "category", None) or
             getattr(item, "subtask", ""), "not_embedded": missing,
@@ -211,8 +210,6 @@ def run_section(request: ReportRequest, scorer: Any, key_field: str, config: str
     wrong_cards = []
     for w in run.wrong:
         sample = shown[w.sample_id]
-        from benchsmith.report.items import gold_text
-
         item = card(sample, list(sample.images), sample.choices, gold_text(sample.answer))
         key = ", ".join(f"{k}={v}" for k, v in w.key.items() if str(v) != w.sample_id)
         wrong_cards.append({**item, "key": key, "response": w.response[:400]})

@@ -6,6 +6,7 @@ or software version written into the PNG, so a rebuilt report differs only where
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Sequence
 
@@ -29,15 +30,14 @@ def _figure(rows: int):
     return figure, figure.add_subplot(1, 1, 1)
 
 
+@functools.cache
 def _with_cjk_fallback() -> None:
     """Labels in Chinese (MULTI's answers) drawn with the Noto Sans CJK font benchsmith
-    installs (``BENCHSMITH_CJK_FONT`` overrides it), after matplotlib's DejaVu Sans."""
+    installs (``BENCHSMITH_CJK_FONT`` overrides it), after matplotlib's DejaVu Sans; once a
+    process."""
     import matplotlib
     from matplotlib import font_manager
 
-    if getattr(_with_cjk_fallback, "done", False):
-        return
-    _with_cjk_fallback.done = True  # type: ignore[attr-defined]
     try:
         from benchsmith.sources.exams.fonts import cjk_font
 
