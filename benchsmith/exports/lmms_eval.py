@@ -76,6 +76,9 @@ def task_config(spec: TaskSpec, dataset_dir: Path) -> dict[str, Any]:
         "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": ""}},
         "generation_kwargs": {
             "max_new_tokens": MAX_NEW_TOKENS,
+            # no stop string, as predict sends none: without the key lmms-eval stops at its
+            # few-shot delimiter "\n\n" (api/task.py) and cuts MULTI's multi-paragraph answers
+            "until": [],
             "temperature": 0,
             "do_sample": False,
         },  # fmt: skip

@@ -261,3 +261,14 @@ def test_mmiu_scannet_tasks_render_references_from_the_copy_the_export_names(
     mine, theirs = docs(path), docs(full)
     assert mine and mine == theirs
     assert all(any(p["image"] for p in d["parts"]) for d in mine)
+
+
+def test_generation_stops_where_predict_stops(sample_project, tmp_path):
+    """No stop string (predict sends none): lmms-eval adds its few-shot delimiter "\\n\\n" to a
+    task whose generation_kwargs lack ``until``, which would cut MULTI's multi-paragraph
+    answers; greedy, as predict's temperature 0."""
+    [path] = export(sample_project / "published" / "multi", tmp_path / "tasks", "--config",
+                    "questions")  # fmt: skip
+    generation = load_task_yaml(path)["generation_kwargs"]
+    assert generation["until"] == [] and generation["temperature"] == 0
+    assert generation["do_sample"] is False and generation["max_new_tokens"] >= 1024
