@@ -130,7 +130,12 @@ def write_tasks(specs: list[TaskSpec], dataset_dir: Path, out: Path, family: str
         atomic_write_text(folder / "utils.py", utils_source(spec, dataset_dir))
         atomic_write_text(folder / f"{spec.name}.yaml", dump_yaml(task_config(spec, dataset_dir)))
         summary.tasks.append(spec.name)
-    group = {"group": summary.group, "task": summary.tasks,
-             "metadata": {"version": specs[0].version if specs else ""}}  # fmt: skip
+    group: dict[str, Any] = {"group": summary.group, "task": summary.tasks}
+    metrics = sorted({metric_name(spec.family, spec.headline) for spec in specs})
+    if metrics:  # the group's line: the plain mean of its tasks' headlines (lmms-eval's "mean",
+        # unweighted), as the families average their tasks (MMIU's overall accuracy)
+        group["aggregate_metric_list"] = [{"metric": m, "aggregation": "mean",
+                                           "weight_by_size": False} for m in metrics]  # fmt: skip
+    group["metadata"] = {"version": specs[0].version if specs else ""}
     atomic_write_text(out / f"{summary.group}.yaml", dump_yaml(group))
     return summary

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+import yaml
 from lmms_eval_yaml import load_task_yaml
 from PIL import Image
 
@@ -121,6 +122,12 @@ def test_tasks_score_as_benchsmith_score(family, sample_project, tmp_path, capsy
     tasks = export(published, tmp_path / "tasks")
     info = read_build_info(published)
     assert tasks and (tmp_path / "tasks" / f"benchsmith_{family}.yaml").is_file()
+    group = yaml.safe_load((tmp_path / "tasks" / f"benchsmith_{family}.yaml").read_text())
+    assert sorted(group["task"]) == sorted(load_task_yaml(p)["task"] for p in tasks)
+    metric = f"{family}_{SCORERS.get(family).headline.replace('.', '_')}"
+    # the group's line: lmms-eval's unweighted mean of the tasks' headlines (api/group.py)
+    assert group["aggregate_metric_list"] == [{"metric": metric, "aggregation": "mean",
+                                               "weight_by_size": False}]  # fmt: skip
     for path in tasks:
         config = load_task_yaml(path)
         assert set(config) >= CONVENTIONS and config["output_type"] == "generate_until"
