@@ -108,7 +108,8 @@ def read_config(
     facts = ConfigItems(config, split, 0, [])
     for sample in view.iter_samples(with_images=False):
         facts.rows += 1
-        facts.answers[gold_text(sample.answer)[:40]] += 1
+        # one line per bar: MULTI's blanks are answered one per line ("1\n2或二")
+        facts.answers[" / ".join(gold_text(sample.answer).splitlines())[:40]] += 1
         letter = gold_letter(sample.answer, sample.choices)
         if letter:
             facts.letters[letter] += 1
