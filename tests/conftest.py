@@ -100,39 +100,56 @@ def _safe_load_with_libyaml() -> None:
 
 
 def pytest_unconfigure(config):
-    if not os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(GROUPS_ENV):
+    """The scheduler's folder goes; old runs' temporary folders are removed in the background
+    (:mod:`old_temp_dirs`: pytest would remove them in the foreground, 13 s after the last
+    test)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if os.environ.get(GROUPS_ENV):
         shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
+    factory = getattr(config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None)
+    if basetemp is not None and config.option.basetemp is None:  # a numbered run folder
+        from old_temp_dirs import defer_removal
+
+        defer_removal(basetemp.parent, int(config.getini("tmp_path_retention_count")))
 
 
 # The group that starts the sample build (one `dvc repro` of the whole pipeline, ~95 s alone):
 # first, so one worker builds while the other runs the groups that do not read the build.
 STARTS_THE_BUILD = "tests/test_dvc_deps.py"
-# Among the others, the longest first (seconds on 2 cores, measured 2026-11-28): a worker that
-# takes a long one late finishes alone while the other idles (test_push last cost 16 s so).
+# Among the others, the longest first (seconds on 2 cores, measured 2026-11-28 with a per-test
+# timeline): a worker that takes a long one late finishes alone while the other idles (the
+# report pages, 14 s, once ran last on one worker while the other had been idle for 14 s).
 LONGEST_FIRST = (
-    "tests/test_fresh_checkout.py",  # 38: re-runs of the pipeline in a copy
-    "tests/publish/test_audit_mutations.py",  # 28
-    "tests/builders/mmiu/test_publication.py",  # 29 (its Ray cases run with the Ray group)
-    "tests/commands/test_curate_stage_combinations.py",  # 23
-    "tests/builders/mmiu/test_scene_survey.py",  # 23: a plan killed and resumed
-    "tests/publish/test_push.py",  # 22
-    "tests/test_wheel.py",  # 17: builds and installs a wheel
-    "tests/family/test_a_new_family.py",  # 16
-    "tests/test_contracts.py",  # 16
-    "tests/exports/test_lmms_eval.py",  # 15
-    "tests/builders/multi/test_convert.py",  # 13
+    "tests/builders/mmiu/test_publication.py",  # 44 (its Ray cases run with the Ray group)
+    "tests/test_fresh_checkout.py",  # 43: re-runs of the pipeline in a copy
+    "tests/commands/test_curate_stage_combinations.py",  # 30
+    "tests/publish/test_audit_mutations.py",  # 29
+    "tests/builders/mmiu/test_scene_survey.py",  # 25: a plan killed and resumed
+    "tests/publish/test_push.py",  # 20
+    "tests/test_wheel.py",  # 20: builds and installs a wheel
+    "tests/test_docs_commands.py",  # 19
+    "tests/builders/mmneedle/test_render.py",  # 17
+    "tests/test_contracts.py",  # 17
+    "tests/exports/test_lmms_eval.py",  # 17
+    "tests/publish/test_audit_folder.py",  # 15
+    "tests/builders/multi/test_convert.py",  # 14
+    "tests/report/test_build.py",  # 14: four report pages
+    "tests/family/test_a_new_family.py",  # 14
+    "tests/builders/mmneedle/test_canonical_kernel.py",  # 13
+    "tests/commands/test_export.py",  # 12
     "tests/builders/vlicl/test_audit.py",  # 11
-    "tests/commands/test_export.py",  # 11
-    "tests/builders/mmneedle/test_render.py",  # 10
-    "tests/sources/exams/test_page_reader.py",  # 5: the reader on the build's OCR reads
-    "tests/test_docs_commands.py",  # 9
-    "tests/publish/test_audit_folder.py",  # 9
-    "tests/builders/mmneedle/test_canonical_kernel.py",  # 9
+    "tests/test_cli.py",  # 10
     "tests/images/test_ocr_rapidocr.py",  # 9
-    "tests/builders/vlicl/test_publication.py",  # 8
-    "tests/test_cli.py",  # 8
-    "tests/publish/test_croissant.py",  # 7
+    "tests/builders/mmneedle/test_image_check.py",  # 8
     "tests/sources/test_base.py",  # 7
+    "tests/builders/vlicl/test_publication.py",  # 7
+    "tests/publish/test_croissant.py",  # 7
+    "tests/commands/test_curate.py",  # 6
+    "tests/builders/mmneedle/test_audit.py",  # 6
+    "tests/report/test_browser.py",  # 6
+    "tests/sources/exams/test_page_reader.py",  # 5: the reader on the build's OCR reads
 )
 
 
