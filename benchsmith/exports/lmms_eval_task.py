@@ -5,14 +5,20 @@ lmms-eval loads the config's parquet itself (``dataset_path: parquet``); ``proce
 turns the rows it loaded into one doc per request that ``benchsmith predict`` would send for them
 (``Family.prediction_requests``: VL-ICL gives one per query, shot count and seed), so a harness
 run sends exactly the prompts ``predict`` sends. A doc holds the request's key (JSON), its system
-prompt, its user turn as ordered parts (text or image) and the gold answer in the scorer's form.
+prompt, its user turn as ordered parts (a text, or the index of one of its images), its images
+and the gold answer in the scorer's form.
 ``process_results`` keeps ``{key, response}``; the aggregation writes them as a predictions file
 and scores it with the family's scorer from :data:`benchsmith.scoring.SCORERS`: the number
 lmms-eval reports is the number ``benchsmith score`` reports for the same replies.
 
 The docs are written through ``datasets.Dataset.from_generator`` (Arrow on disk, batch by batch),
-so a config's images are never all in memory; the cache fingerprint includes the published
-files' names, sizes and modification times, so a rebuilt folder is never served stale docs.
+so a config's images are never all in memory. A doc's images are encoded bytes under the key
+``images: {"bytes": [...]}``, decoded only by ``doc_to_visual`` and ``doc_to_messages``: with
+``--log_samples`` lmms-eval keeps every doc it logs, less the values its
+``is_multimodal_content`` calls media (a dict with a ``bytes`` key is one), so its memory stays
+flat with the number of docs (decoded pictures inside the list of parts were kept: 8 GB for
+MMNeedle). The cache fingerprint includes the published files' names, sizes and modification
+times, so a rebuilt folder is never served stale docs.
 """
 
 from __future__ import annotations
@@ -107,7 +113,9 @@ class BenchsmithTask:
         features = datasets.Features({
             "benchsmith_key": datasets.Value("string"),
             "system": datasets.Value("string"),
-            "parts": datasets.List({"text": datasets.Value("string"), "image": datasets.Image()}),
+            "parts": datasets.List({"text": datasets.Value("string"),
+                                    "image": datasets.Value("int32")}),
+            "images": {"bytes": datasets.List(datasets.Value("binary"))},
             "target": datasets.Value("string"),
         })  # fmt: skip
         return datasets.Dataset.from_generator(
@@ -119,7 +127,8 @@ class BenchsmithTask:
         )  # fmt: skip
 
     def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
-        return [_rgb(p["image"]) for p in doc["parts"] if p["image"] is not None]
+        """The doc's images, decoded now, in the order its parts place them."""
+        return [_decoded(data) for data in doc["images"]["bytes"]]
 
     def doc_to_text(self, doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None
                     ) -> str:  # fmt: skip
@@ -143,7 +152,8 @@ class BenchsmithTask:
         content = []
         for k, part in enumerate(doc["parts"]):
             if part["image"] is not None:
-                content.append({"type": "image", "url": _rgb(part["image"])})
+                picture = _decoded(doc["images"]["bytes"][part["image"]])
+                content.append({"type": "image", "url": picture})
             elif part["text"]:
                 text = (pre if texts and k == texts[0] else "") + part["text"]
                 text += post if texts and k == texts[-1] else ""
@@ -186,9 +196,15 @@ def metric_name(family: str, headline: str) -> str:
     return f"{family}_{headline.replace('.', '_')}"
 
 
-def _rgb(image: Any) -> Any:
-    """The image as RGB, as lmms-eval's models expect; one already RGB is handed on as it is
-    (``convert`` would copy every pixel of every decoded image)."""
+def _decoded(data: bytes) -> Any:
+    """An image's bytes decoded to RGB, as lmms-eval's models expect (one already RGB is not
+    converted: ``convert`` would copy every pixel)."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(data))
+    image.load()
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
@@ -208,7 +224,13 @@ def _request_docs(spec: tuple, wanted: tuple[str, ...], gold: dict[str, str],
         sample_id = str(next(iter(request.key.values())))
         if sample_id not in chosen:
             continue
-        parts = [{"text": p, "image": None} if isinstance(p, str) else
-                 {"text": None, "image": {"bytes": p, "path": None}} for p in request.parts]  # fmt: skip
+        images = [p for p in request.parts if not isinstance(p, str)]
+        parts, placed = [], 0
+        for part in request.parts:
+            if isinstance(part, str):
+                parts.append({"text": part, "image": None})
+            else:
+                parts.append({"text": None, "image": placed})
+                placed += 1
         yield {"benchsmith_key": request.key_text, "system": request.system, "parts": parts,
-               "target": gold.get(sample_id)}  # fmt: skip
+               "images": {"bytes": images}, "target": gold.get(sample_id)}  # fmt: skip

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import datasets
+import numpy as np
 import pytest
 import yaml
 from lmms_eval_yaml import load_task_yaml
@@ -72,7 +73,7 @@ def run_task(config: dict, responders) -> tuple[list[tuple[str, str]], dict[str,
             for metric, value in result.items():
                 items[respond.__name__][metric].append(value)
         seen.append((doc["benchsmith_key"], doc["target"]))
-        layout = tuple("image" if part["image"] else "text" for part in doc["parts"])
+        layout = tuple("text" if part["image"] is None else "image" for part in doc["parts"])
         layouts.setdefault(layout, index)
     for index in sorted(set(layouts.values()) | set(range(0, len(plain), 25))):
         doc = docs[index]
@@ -82,7 +83,8 @@ def run_task(config: dict, responders) -> tuple[list[tuple[str, str]], dict[str,
             (c["type"] == "image" and isinstance(c["url"], Image.Image))
             for m in messages for c in m["content"])  # fmt: skip
         pictures = [c["url"] for c in messages[-1]["content"] if c["type"] == "image"]
-        stored = [part["image"]["bytes"] for part in plain[index]["parts"] if part["image"]]
+        stored = [plain[index]["images"]["bytes"][part["image"]]
+                  for part in plain[index]["parts"] if part["image"] is not None]  # fmt: skip
         assert [p.tobytes() for p in pictures] == [  # the stored pictures, as RGB
             Image.open(io.BytesIO(data)).convert("RGB").tobytes() for data in stored]  # fmt: skip
         visuals = config["doc_to_visual"](doc)
@@ -267,7 +269,7 @@ def test_mmiu_scannet_tasks_render_references_from_the_copy_the_export_names(
 
     mine, theirs = docs(path), docs(full)
     assert mine and mine == theirs
-    assert all(any(p["image"] for p in d["parts"]) for d in mine)
+    assert all(any(p["image"] is not None for p in d["parts"]) for d in mine)
 
 
 def test_generation_stops_where_predict_stops(sample_project, tmp_path):
@@ -279,3 +281,44 @@ def test_generation_stops_where_predict_stops(sample_project, tmp_path):
     generation = load_task_yaml(path)["generation_kwargs"]
     assert generation["until"] == [] and generation["temperature"] == 0
     assert generation["do_sample"] is False and generation["max_new_tokens"] >= 1024
+
+
+def _lmms_eval_media(value) -> bool:
+    """lmms-eval's ``is_multimodal_content`` (``lmms_eval/utils.py``, read at 75571cfe; its
+    torch.Tensor case aside): the values ``--log_samples`` leaves out of a doc it logs."""
+    if isinstance(value, bytes | bytearray | np.ndarray | Image.Image):
+        return True
+    return isinstance(value, dict) and ("array" in value or "bytes" in value)
+
+
+def _holds_a_picture(value) -> bool:
+    if isinstance(value, bytes | bytearray | np.ndarray | Image.Image):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_a_picture(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_a_picture(v) for v in value)
+    return False
+
+
+@pytest.mark.parametrize("family", ["mmneedle", "vlicl"])
+def test_a_logged_doc_keeps_no_picture(family, sample_project, tmp_path):
+    """With ``--log_samples`` lmms-eval keeps every doc it logs for the whole run, less its
+    media values: the docs' pictures must sit where that rule drops them, or memory grows with
+    the number of docs (8 GB for MMNeedle when decoded pictures sat inside ``parts``)."""
+    tasks = export(sample_project / "published" / family, tmp_path / "tasks")
+    for path in tasks[:3]:
+        config = load_task_yaml(path)
+        loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
+                                       split=config["test_split"])  # fmt: skip
+        docs = config["process_docs"](loaded)
+        assert len(docs) > 0
+        for doc in docs:
+            logged = {k: v for k, v in doc.items() if not _lmms_eval_media(v)}
+            assert set(logged) == {"benchsmith_key", "system", "parts", "target"}, path
+            assert not _holds_a_picture(logged), path
+            json.dumps(logged)  # written to the samples log as it is
+            placed = [p["image"] for p in doc["parts"] if p["image"] is not None]
+            assert placed == list(range(len(doc["images"]["bytes"]))) and placed, path
+        visuals = config["doc_to_visual"](docs[0])
+        assert [v.mode for v in visuals] == ["RGB"] * len(docs[0]["images"]["bytes"])
