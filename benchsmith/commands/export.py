@@ -26,6 +26,9 @@ Write a published benchsmith folder in a harness's own format.
               multiple choice; MULTI: SA (multiple choice) and FB (short answer), the rest
               counted and left out; MMNeedle: short answer; VL-ICL: the query split
               zero-shot, with the task's instruction as predict sends it, short answer.
+              Rows without an image go beside it (VLMEvalKit drops them from an image TSV):
+              NAME_text.tsv (multiple choice, read as a text MCQ dataset) and
+              NAME_text_open.tsv (short answer, image_path [] so the question goes alone).
 
 MMIU's ScanNet images are published as references (ScanNet's terms): --scannet DIR renders each
 from your ScanNet copy as the export goes (vlmevalkit: into the TSV; lmms-eval: when the task
@@ -165,7 +168,7 @@ def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[
                       roots: dict[str, str] | None = None, options=None) -> int:  # fmt: skip
     from benchsmith.core.progress import log
     from benchsmith.curate.kind import CURATED
-    from benchsmith.exports.vlmevalkit import write_tsv
+    from benchsmith.exports.vlmevalkit import tsv_paths, write_tsv
     from benchsmith.family.requests import PredictOptions, RequestSource
 
     def rows():
@@ -181,18 +184,36 @@ def export_vlmevalkit(args: argparse.Namespace, kind, info: dict, configs: list[
             for row in kind.harness_rows(source):
                 yield config, row
 
-    from benchsmith.core.outputs import check_file_replaceable, mark_file, output_lock
+    from benchsmith.core.outputs import (
+        check_file_replaceable,
+        forget_file,
+        mark_file,
+        output_lock,
+    )
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    paths = tsv_paths(out)
     with output_lock(out):  # a second export to the same file refuses
-        check_file_replaceable(out, inputs=[args.dataset])
+        for path in paths.values():  # any may be written: each must be ours to replace
+            check_file_replaceable(path, inputs=[args.dataset])
         summary = write_tsv(rows, out)
-        mark_file(out)
+        for form, path in paths.items():
+            if form in summary.files:
+                mark_file(path)
+            elif path.exists():  # an earlier export's text rows, ours and unchanged (checked)
+                forget_file(path)
     total = sum(int((info.get("configs") or {}).get(c, {}).get(split_of(info, c), {})
                     .get("num_examples", 0)) for c in configs)  # fmt: skip
     left = total - summary.rows
     log(f"export vlmevalkit: {summary.rows} rows ({summary.multiple_choice} multiple choice, "
         f"{summary.short_answer} short answer) from {len(configs)} config(s) -> {args.out}"
         + (f"; {left} sample(s) have no single-turn form and were left out" if left > 0 else ""))  # fmt: skip
+    if len(summary.files) > 1:
+        names = {"image": "with images", "text": "text-only multiple choice",
+                 "text_open": "text-only short answer"}  # fmt: skip
+        log("export vlmevalkit: " + "; ".join(
+            f"{summary.rows_by_form.get(f, 0)} {names[f]} -> {p}" for f, p in summary.files.items()
+        ) + "; VLMEvalKit drops rows without an image from an image TSV, so give every file: "
+            + "--data " + " ".join(p.stem for p in summary.files.values()))  # fmt: skip
     return 0

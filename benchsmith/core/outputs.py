@@ -170,6 +170,14 @@ def mark_file(path: Path) -> None:
     atomic_write_text(_file_record(path), json.dumps(record) + "\n")
 
 
+def forget_file(path: Path) -> None:
+    """Remove a single-file output benchsmith wrote, and its record; call it after
+    :func:`check_file_replaceable` passed (a file that is not ours, or changed, is never
+    removed)."""
+    path.unlink(missing_ok=True)
+    _file_record(path).unlink(missing_ok=True)
+
+
 def restore_moved_aside(path: Path) -> None:
     """Finish a swap a crash interrupted: bring back a moved-aside output when the target is
     missing; drop it when the new output is in place (both are ours, by their names)."""

@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 LOG = logging.getLogger("benchsmith.lmms_eval")
+# docs per task, as process_docs made them: lmms-eval loads utils.py once per `!function` it
+# names, so process_docs and the aggregation are bound to two BenchsmithTask objects; this
+# module is imported once, and the task's spec is what they share
+DOC_COUNTS: dict[tuple, int] = {}
 IMAGE_TOKEN = "<image>"  # where an image goes in doc_to_text when images and text interleave
 
 
@@ -76,6 +80,11 @@ class BenchsmithTask:
 
         return SCORERS.get(self.family.name)
 
+    @property
+    def spec(self) -> tuple:
+        return (self.dataset_dir, self.config, self.split, tuple(self.shots), tuple(self.seeds),
+                self.sampler, self.scannet)  # fmt: skip
+
     def requests(self) -> Iterator[Any]:
         from benchsmith.family.requests import PredictOptions, RequestSource
 
@@ -118,13 +127,15 @@ class BenchsmithTask:
             "images": {"bytes": datasets.List(datasets.Value("binary"))},
             "target": datasets.Value("string"),
         })  # fmt: skip
-        return datasets.Dataset.from_generator(
+        docs = datasets.Dataset.from_generator(
             _request_docs, features=features,
             gen_kwargs={"spec": (self.dataset_dir, self.config, self.split, self.shots,
                                  self.seeds, self.sampler, self.scannet),
                         "wanted": tuple(sorted(wanted)), "gold": gold,
                         "fingerprint": self._fingerprint()},
         )  # fmt: skip
+        DOC_COUNTS[self.spec] = len(docs)
+        return docs
 
     def doc_to_visual(self, doc: dict[str, Any]) -> list[Any]:
         """The doc's images, decoded now, in the order its parts place them."""
@@ -173,7 +184,12 @@ class BenchsmithTask:
 
     def aggregate(self, items: list[dict[str, Any]]) -> float | None:
         """Score the replies with the family's scorer (as ``benchsmith score`` does, default
-        options); the full report is logged and kept in ``last_report``."""
+        options); the full report is logged and kept in ``last_report``.
+
+        Fewer replies than docs (lmms-eval's ``--limit N`` runs the first N) are scored the same
+        way: a doc not run counts as missing, so wrong, and the number is the config's score with
+        those wrong, not a score over the docs that ran. A warning says so, with the counts, and
+        the report carries them (``docs_run``, ``docs_total``)."""
         with tempfile.TemporaryDirectory(prefix="benchsmith-lmms-") as scratch:
             path = Path(scratch) / "predictions.jsonl"
             with path.open("w", encoding="utf-8") as handle:
@@ -182,6 +198,16 @@ class BenchsmithTask:
                     handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             report = self.scorer.score_file(Path(self.dataset_dir), self.config, path,
                                             strict_ids=False)  # fmt: skip
+        total = DOC_COUNTS.get(self.spec)
+        if total is not None and len(items) < total:
+            report = {**report, "docs_run": len(items), "docs_total": total}
+            LOG.warning(
+                "benchsmith %s/%s: lmms-eval ran %d of the task's %d docs (--limit?); the %d "
+                "not run count as wrong, so %s is the config's score with them wrong, not the "
+                "score of the docs that ran. Run without --limit for the config's number.",
+                self.family.name, self.config, len(items), total, total - len(items),
+                self.metric,
+            )  # fmt: skip
         self.last_report = report
         LOG.info("benchsmith %s/%s: %s", self.family.name, self.config, json.dumps(report))
         return self.scorer.headline_value(report)

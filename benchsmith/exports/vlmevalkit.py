@@ -9,11 +9,23 @@ VLMEvalKit result can be joined back to the published row and its provenance.
 
 Rows come from ``Family.harness_rows``: MMIU and MULTI map their own columns (MULTI exports SA and
 FB and counts what it leaves out), the others the generic reading of their columns.
+
+A row without an image cannot sit in that TSV: VLMEvalKit's image datasets drop every row whose
+``image`` is empty (``ImageBaseDataset(skip_noimg=True)``, ``vlmeval/dataset/image_base.py``),
+silently. Text-only rows go to TSVs beside it, in the two forms VLMEvalKit reads without an
+image (``build_dataset`` in ``vlmeval/dataset/__init__.py`` picks the class by the columns):
+
+* ``NAME_text.tsv``: multiple choice, no image column: a text multiple-choice dataset
+  (``CustomTextMCQDataset``, which scores like the image one);
+* ``NAME_text_open.tsv``: short answer, with ``image_path`` ``[]``: a custom short-answer dataset
+  whose rows list no picture (``toliststr("[]")`` is an empty list, so ``build_prompt`` sends
+  the question alone; without the column it would look for one and fail).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -32,28 +44,67 @@ def image_cell(images: tuple[bytes, ...]) -> str:
 
 @dataclass
 class TsvSummary:
-    rows: int = 0
+    rows: int = 0  # in both files
     multiple_choice: int = 0
     short_answer: int = 0
     by_config: dict[str, int] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)  # form -> file written
+    rows_by_form: dict[str, int] = field(default_factory=dict)
+
+
+FORMS = ("image", "text", "text_open")  # the main TSV, text multiple choice, text short answer
+
+
+def form_of(row: HarnessRow) -> str:
+    if row.images:
+        return "image"
+    return "text" if row.options else "text_open"
+
+
+def tsv_paths(out: str | Path) -> dict[str, Path]:
+    """Each form's file: ``out`` itself for rows with images, ``NAME_text.tsv`` and
+    ``NAME_text_open.tsv`` beside it (VLMEvalKit names a custom dataset after its file)."""
+    out = Path(out)
+    suffix = out.suffix or ".tsv"
+    return {"image": out, "text": out.with_name(f"{out.stem}_text{suffix}"),
+            "text_open": out.with_name(f"{out.stem}_text_open{suffix}")}  # fmt: skip
+
+
+def _header(form: str, letters: list[str]) -> list[str]:
+    picture = {"image": ["image"], "text": [], "text_open": ["image_path"]}[form]
+    options = [] if form == "text_open" else letters
+    return ["index", "id", *picture, "question", *options, "answer", "category", "l2-category"]
 
 
 def write_tsv(rows: Callable[[], Iterable[tuple[str, HarnessRow]]], out: str | Path
               ) -> TsvSummary:  # fmt: skip
-    """Write the ``(config, row)`` pairs ``rows()`` yields to ``out`` atomically. ``rows`` is
-    called twice: once to size the option columns, once to write, so no more than one row's
-    images are held in memory."""
-    width = max((len(r.options) for _, r in rows()), default=0)
+    """Write the ``(config, row)`` pairs ``rows()`` yields atomically: rows with images to
+    ``out``, text-only rows to the :func:`tsv_paths` of their form (a file only when it has
+    rows; ``out`` always). ``rows`` is called twice: once to size the option columns and see
+    which forms occur, once to write, so no more than one row's images are held in memory."""
+    width, forms = 0, {"image"}
+    for _, row in rows():
+        width = max(width, len(row.options))
+        forms.add(form_of(row))
     letters = [chr(65 + k) for k in range(width)]
-    summary = TsvSummary()
-    with atomic_path(out) as scratch, open(scratch, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        writer.writerow(["index", "id", "image", "question", *letters, "answer", "category",
-                         "l2-category"])  # fmt: skip
-        for index, (config, row) in enumerate(rows()):
-            options = [*row.options, *([""] * (width - len(row.options)))]
-            writer.writerow([index, row.id, image_cell(row.images), row.question, *options,
-                             row.answer, row.category or config, row.l2_category])  # fmt: skip
+    paths = tsv_paths(out)
+    summary = TsvSummary(files={f: paths[f] for f in FORMS if f in forms})
+    with contextlib.ExitStack() as files:
+        writers = {}
+        for form, path in summary.files.items():
+            scratch = files.enter_context(atomic_path(path))
+            handle = files.enter_context(open(scratch, "w", encoding="utf-8", newline=""))
+            writers[form] = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            writers[form].writerow(_header(form, letters))
+        for config, row in rows():
+            form = form_of(row)
+            picture = {"image": [image_cell(row.images)], "text": [], "text_open": ["[]"]}[form]
+            options = [] if form == "text_open" else [*row.options,
+                                                      *([""] * (width - len(row.options)))]  # fmt: skip
+            index = summary.rows_by_form.get(form, 0)
+            writers[form].writerow([index, row.id, *picture, row.question, *options, row.answer,
+                                    row.category or config, row.l2_category])  # fmt: skip
+            summary.rows_by_form[form] = index + 1
             summary.rows += 1
             summary.multiple_choice += bool(row.options)
             summary.short_answer += not row.options

@@ -44,27 +44,74 @@ def test_mmiu_multiple_choice_round_trips(sample_project, tmp_path):
         assert item["question"] in row["question"] and "Select from" not in row["question"]
 
 
-def test_multi_exports_sa_and_fb(sample_project, tmp_path, capsys):
+FILES = {"image": "{}.tsv", "text": "{}_text.tsv", "text_open": "{}_text_open.tsv"}
+
+
+def exported(folder, name: str) -> dict[str, list[dict]]:
+    """Each form's rows (the forms whose file was written)."""
+    paths = {form: folder / pattern.format(name) for form, pattern in FILES.items()}
+    return {form: read_tsv(path) for form, path in paths.items() if path.exists()}
+
+
+def test_multi_exports_sa_and_fb_and_no_row_vlmevalkit_would_drop(sample_project, tmp_path,
+                                                                   capsys):  # fmt: skip
+    """VLMEvalKit drops a row with an empty image from an image TSV (skip_noimg): text-only
+    questions go to the two files it reads without images, chosen by their columns as its
+    build_dataset chooses (options and no picture column: text multiple choice; no options,
+    image_path "[]": short answer with no picture)."""
     published = sample_project / "published" / "multi"
     out = tmp_path / "multi.tsv"
     assert main(["export", "vlmevalkit", str(published), "--out", str(out)]) == 0
-    assert "left out" in capsys.readouterr().err  # MA, OP and Other are counted
-    listed = read_tsv(out)
-    rows = {r["id"]: r for r in listed}
-    assert len(rows) == len(listed)  # elite repeats questions: left out unless asked for
+    err = capsys.readouterr().err
+    assert "left out" in err  # MA, OP and Other are counted
+    assert "--data multi multi_text multi_text_open" in err
+    files = exported(tmp_path, "multi")
     gold = datasets.load_dataset(str(published), "questions", split="test")
     gold = gold.cast_column("images", datasets.List(datasets.Image(decode=False)))
     kinds = gold.features["question_type"]
     expected = {g["question_id"]: g for g in gold if kinds.int2str(g["question_type"]) in
                 ("SA", "FB")}  # fmt: skip
-    assert set(rows) == set(expected)
+    listed = [r["id"] for rows in files.values() for r in rows]
+    assert sorted(listed) == sorted(expected)  # each once, in one file; elite left out
+    assert set(files) == set(FILES) and all(files.values())
+    for form, rows in files.items():
+        assert [r["index"] for r in rows] == [str(k) for k in range(len(rows))]
+        for row in rows:
+            item = expected[row["id"]]
+            multiple_choice = kinds.int2str(item["question_type"]) == "SA"
+            assert form == ("image" if item["images"] else
+                            "text" if multiple_choice else "text_open"), row["id"]  # fmt: skip
+            assert images_of(row.get("image", "")) == [i["bytes"] for i in item["images"]]
+    text, text_open = files["text"][0], files["text_open"][0]
+    assert {"A", "B"} <= set(text) and not {"image", "image_path"} & set(text)
+    assert "A" not in text_open and "image" not in text_open
+    assert {r["image_path"] for r in files["text_open"]} == {"[]"}
+    rows = {r["id"]: r for rows in files.values() for r in rows}
     shxc = rows["shxc_0_0"]
     assert len(images_of(shxc["image"])) == 4 and shxc["answer"] == "C"
     assert shxc["category"] == "AAT" and [shxc[k] for k in "ABCD"] == ["[IMAGE_1]", "[IMAGE_2]",
                                                                         "[IMAGE_3]", "[IMAGE_4]"]  # fmt: skip
-    assert rows["gzwl_0_0"]["answer"] == "1\n2或二" and rows["gzwl_0_0"]["A"] == ""
-    for qid, row in rows.items():
-        assert images_of(row["image"]) == [i["bytes"] for i in expected[qid]["images"]]
+    assert rows["gzwl_0_0"]["answer"] == "1\n2或二"
+
+
+def test_an_export_without_text_rows_removes_its_earlier_text_files(sample_project, tmp_path,
+                                                                     capsys):  # fmt: skip
+    """The text-only files are outputs like the TSV: replaced or removed when benchsmith wrote
+    them and they are unchanged, refused (nothing touched) otherwise."""
+    published = sample_project / "published"
+    out = tmp_path / "bench.tsv"
+    assert main(["export", "vlmevalkit", str(published / "multi"), "--out", str(out)]) == 0
+    text = tmp_path / "bench_text.tsv"
+    text.write_text(text.read_text(encoding="utf-8") + "a line added by hand\n", "utf-8")
+    needle = ["export", "vlmevalkit", str(published / "mmneedle"), "--config", "m1_n2_k1",
+              "--out", str(out)]  # fmt: skip
+    before = out.read_bytes()
+    assert main(needle) == 2
+    assert "changed since" in capsys.readouterr().err and out.read_bytes() == before
+    text.unlink()
+    assert main(needle) == 0
+    assert set(exported(tmp_path, "bench")) == {"image"}  # text_open was ours: removed
+    assert not (tmp_path / ".bench_text_open.tsv.benchsmith-output").exists()
 
 
 def test_every_family_exports_and_bad_input(sample_project, tmp_path, capsys):
@@ -118,13 +165,15 @@ def test_a_curated_folder_exports_its_kept_rows_as_its_family_does(sample_projec
                  "--config", "questions", "--out", str(family_tsv)]) == 0  # fmt: skip
     assert main(["export", "vlmevalkit", str(curated), "--out", str(curated_tsv), "--root",
                  f"source={sample_project / 'published' / 'multi'}"]) == 0  # fmt: skip
-    theirs = [r for r in read_tsv(family_tsv) if r["id"] in kept]
-    mine = read_tsv(curated_tsv)
-    assert mine and len(mine) < len(read_tsv(family_tsv))
+    family, curated_rows = exported(tmp_path, "family"), exported(tmp_path, "curated")
     # the option columns run to the file's widest question: compare the cells that hold a value
     strip = lambda rows: [{k: v for k, v in r.items() if k != "index" and v != ""}  # noqa: E731
                           for r in rows]  # fmt: skip
-    assert strip(mine) == strip(theirs)
+    for form, rows in family.items():
+        theirs = [r for r in rows if r["id"] in kept]
+        assert strip(curated_rows.get(form, [])) == strip(theirs), form
+    mine = [r for rows in curated_rows.values() for r in rows]
+    assert mine and len(mine) < sum(len(rows) for rows in family.values())
 
 
 def test_mmiu_scannet_references_render_from_your_copy(sample_project, tmp_path, capsys):

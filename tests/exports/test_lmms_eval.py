@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 from pathlib import Path
 
 import datasets
@@ -322,3 +323,29 @@ def test_a_logged_doc_keeps_no_picture(family, sample_project, tmp_path):
             assert placed == list(range(len(doc["images"]["bytes"]))) and placed, path
         visuals = config["doc_to_visual"](docs[0])
         assert [v.mode for v in visuals] == ["RGB"] * len(docs[0]["images"]["bytes"])
+
+
+def test_a_limited_run_says_what_its_number_means(sample_project, tmp_path, caplog):
+    """lmms-eval's ``--limit N`` runs the first N docs: the number is the config's score with
+    the docs not run counted wrong, and a warning (and the report) says so, with the counts."""
+    [path] = export(sample_project / "published" / "mmneedle", tmp_path / "tasks", "--config",
+                    "m1_n2_k1")  # fmt: skip
+    config = load_task_yaml(path)
+    loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
+                                   split=config["test_split"])  # fmt: skip
+    docs = config["process_docs"](loaded)
+    [metric] = config["metric_list"]
+    items = [config["process_results"](doc, [doc["target"]])[metric["metric"]] for doc in docs]
+    # lmms-eval loads utils.py once per `!function`: the aggregation's task is another object
+    task = metric["aggregation"].__self__
+    assert task is not config["process_docs"].__self__
+    assert len(docs) > 3
+    with caplog.at_level(logging.WARNING, logger="benchsmith.lmms_eval"):
+        assert metric["aggregation"](items) == 1.0
+        assert not caplog.records and "docs_run" not in task.last_report
+        assert metric["aggregation"](items[:3]) == pytest.approx(3 / len(docs))
+    [warning] = caplog.records
+    assert f"ran 3 of the task's {len(docs)} docs" in warning.getMessage()
+    assert "not run count as wrong" in warning.getMessage()
+    assert (task.last_report["docs_run"], task.last_report["docs_total"]) == (3, len(docs))
+    assert task.last_report["missing"] == len(docs) - 3
