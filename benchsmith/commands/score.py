@@ -39,9 +39,15 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     )
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR", help="a published folder")
     parser.add_argument("--config", required=True, metavar="CONFIG", help="config name")
-    parser.add_argument(
-        "--predictions", required=True, type=Path, metavar="FILE", help="predictions JSONL"
-    )
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--predictions", type=Path, metavar="FILE", help="predictions JSONL")
+    given.add_argument(
+        "--from-vlmevalkit", nargs="+", type=Path, metavar="FILE",
+        help="VLMEvalKit's prediction file(s) of a `benchsmith export vlmevalkit` TSV "
+        "({model}_{dataset}.xlsx, or .tsv/.json with PRED_FORMAT; give the _text and "
+        "_text_open datasets' files too): each answer is joined to its sample by the export's "
+        "id and config columns and scored as a predictions file",
+    )  # fmt: skip
     parser.add_argument(
         "--strict-ids",
         action="store_true",
@@ -98,6 +104,36 @@ def run_score(args: argparse.Namespace) -> int:
             if foreign and not option.is_default(getattr(args, option.dest)):
                 raise unknown_option_error(option, other.family, family)
     options = {o.argument: getattr(args, o.dest) for o in scorer.options}
+    if args.from_vlmevalkit:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="benchsmith-score-") as scratch:
+            args.predictions = _from_vlmevalkit(args, scorer, Path(scratch))
+            return _score(args, scorer, options)
+    return _score(args, scorer, options)
+
+
+def _from_vlmevalkit(args: argparse.Namespace, scorer, scratch: Path) -> Path:
+    from benchsmith.scoring.vlmevalkit_predictions import to_predictions
+
+    keys = scorer.reference_predictions(args.dataset, args.config)
+    path = scratch / "predictions.jsonl"
+    joined = to_predictions(list(args.from_vlmevalkit), keys, args.config, path)
+    print(f"benchsmith: {joined.read} VLMEvalKit answer(s) read, {joined.joined} joined to "
+          f"config {args.config!r} ({len(keys)} samples)"
+          + (f", {joined.other_configs} of other configs skipped" if joined.other_configs else "")
+          + (f", {joined.unknown} whose id is not a sample of it ignored" if joined.unknown
+             else ""), file=sys.stderr)  # fmt: skip
+    if joined.unknown and args.strict_ids:
+        raise BenchsmithError(
+            f"{joined.unknown} VLMEvalKit answer(s) name ids that are not samples of config "
+            f"{args.config!r}", path=args.from_vlmevalkit[0],
+            fix="give the prediction files of this config's export, or drop --strict-ids",
+        )  # fmt: skip
+    return path
+
+
+def _score(args: argparse.Namespace, scorer, options: dict) -> int:
     if not _has_rows(args.predictions):
         print(
             f"benchsmith: warning: {args.predictions} has no prediction rows: every sample "

@@ -4,8 +4,9 @@ VLMEvalKit reads a custom multiple-choice or short-answer dataset as one TSV (pa
 tab-separated): ``index``, ``image`` (base64 of the image file; for several images a Python list
 literal of base64 strings, which its ``toliststr`` reads), ``question``, option columns ``A``,
 ``B``, ... (empty where a row has fewer options; none at all for short answer), ``answer`` (the
-letter, or the answer text), ``category`` and ``l2-category``. We add ``id`` (our sample id), so a
-VLMEvalKit result can be joined back to the published row and its provenance.
+letter, or the answer text), ``category`` and ``l2-category``. We add ``id`` (our sample id) and
+``config``: VLMEvalKit keeps every column in its prediction file, so ``benchsmith score
+--from-vlmevalkit`` joins each answer back to the published row (and its provenance).
 
 Rows come from ``Family.harness_rows``: MMIU and MULTI map their own columns (MULTI exports SA and
 FB and counts what it leaves out), the others the generic reading of their columns.
@@ -73,7 +74,8 @@ def tsv_paths(out: str | Path) -> dict[str, Path]:
 def _header(form: str, letters: list[str]) -> list[str]:
     picture = {"image": ["image"], "text": [], "text_open": ["image_path"]}[form]
     options = [] if form == "text_open" else letters
-    return ["index", "id", *picture, "question", *options, "answer", "category", "l2-category"]
+    return ["index", "id", "config", *picture, "question", *options, "answer", "category",
+            "l2-category"]  # fmt: skip
 
 
 def write_tsv(rows: Callable[[], Iterable[tuple[str, HarnessRow]]], out: str | Path
@@ -102,8 +104,8 @@ def write_tsv(rows: Callable[[], Iterable[tuple[str, HarnessRow]]], out: str | P
             options = [] if form == "text_open" else [*row.options,
                                                       *([""] * (width - len(row.options)))]  # fmt: skip
             index = summary.rows_by_form.get(form, 0)
-            writers[form].writerow([index, row.id, *picture, row.question, *options, row.answer,
-                                    row.category or config, row.l2_category])  # fmt: skip
+            writers[form].writerow([index, row.id, config, *picture, row.question, *options,
+                                    row.answer, row.category or config, row.l2_category])  # fmt: skip
             summary.rows_by_form[form] = index + 1
             summary.rows += 1
             summary.multiple_choice += bool(row.options)
