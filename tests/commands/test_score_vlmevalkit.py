@@ -110,6 +110,15 @@ def test_missing_answers_other_configs_and_bad_files(sample_project, tmp_path, c
     assert main(["score", str(published), "--config", config, "--from-vlmevalkit", str(path)]) == 0
     err = capsys.readouterr().err
     assert f"{len(kept) - len(mine) + 1} of other configs skipped" in err
+    # an id that is not a sample of the config: ignored and counted, or (--strict-ids) an error
+    stray = write_predictions([mine[1], {**mine[1], "id": "999999"}], tmp_path / "stray.tsv",
+                              "tsv")  # fmt: skip
+    assert main(["score", str(published), "--config", config, "--from-vlmevalkit",
+                 str(stray)]) == 0  # fmt: skip
+    assert "1 whose id is not a sample of it ignored" in capsys.readouterr().err
+    assert main(["score", str(published), "--config", config, "--strict-ids",
+                 "--from-vlmevalkit", str(stray)]) == 2  # fmt: skip
+    assert "not samples of config" in capsys.readouterr().err
     # an answer given twice, a file of another kind, a file without predictions: named errors
     twice = write_predictions(mine + mine[:1], tmp_path / "twice.tsv", "tsv")
     assert main(["score", str(published), "--config", config, "--from-vlmevalkit",
