@@ -45,7 +45,7 @@ def image_cell(images: tuple[bytes, ...]) -> str:
 
 @dataclass
 class TsvSummary:
-    rows: int = 0  # in both files
+    rows: int = 0  # in every file written
     multiple_choice: int = 0
     short_answer: int = 0
     by_config: dict[str, int] = field(default_factory=dict)
