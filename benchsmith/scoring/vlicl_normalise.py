@@ -243,8 +243,28 @@ _EXTRACTORS: dict[str, Callable[[str], object]] = {
 
 
 def task_kind(task: str) -> str | None:
-    """Answer kind of a task, or ``None`` when benchsmith has no scorer for it."""
-    return TASK_KINDS.get(task.removesuffix("_text"))
+    """Answer kind of a task, or ``None`` when benchsmith has no scorer for it (a text variant,
+    ``<task>_text`` or ``<task>_text_image_query``, has its image task's)."""
+    return TASK_KINDS.get(task.removesuffix("_image_query").removesuffix("_text"))
+
+
+# The original's text tasks by the names its scorer saw (utils.load_text_data): that scorer
+# extracts digits when the name holds ``clevr_simple`` or ``operator_induction``, so its
+# ``clevr_simple_text`` takes the first number and its ``math_induction_text*`` compare the
+# whole normalised answer. Legacy mode replays that, per name.
+_LEGACY_TEXT_DIGITS = {"clevr_text": True, "operator_induction_text": False,
+                       "operator_induction_interleaved_text": False}  # fmt: skip
+
+
+def _legacy_text_match(task: str) -> Callable[[str, str], bool]:
+    if _LEGACY_TEXT_DIGITS[task]:
+
+        def first_number(prediction: str, gold: str) -> bool:
+            match = _UNSIGNED_INT.search(original_normalise(prediction))
+            return (match.group() if match else "") == str(gold).lower()
+
+        return first_number
+    return _legacy_exact
 
 
 def matcher(task: str, mode: Mode = "fixed") -> Matcher:
@@ -254,6 +274,8 @@ def matcher(task: str, mode: Mode = "fixed") -> Matcher:
     kind = task_kind(task)
     if kind is None:
         raise ValueError(f"no scorer for task {task!r}; supported: {', '.join(TASK_KINDS)}")
+    if mode == "legacy" and task in _LEGACY_TEXT_DIGITS:
+        return _legacy_text_match(task)
     match = _MATCHERS[kind]
     return lambda prediction, gold: match(prediction, gold, mode)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.vlicl.text_variants import TEXT_VARIANTS
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
 from benchsmith.core.settings import (
@@ -21,13 +22,14 @@ from benchsmith.core.settings import (
     settings_from,
 )
 
-TASKS = (
+IMAGE_TASKS = (
     "open_mi",
     "matching_mi",
     "clevr",
     "operator_induction",
     "operator_induction_interleaved",
 )
+TASKS = (*IMAGE_TASKS, *TEXT_VARIANTS)  # the text variants are made from their image tasks' rows
 OPERATOR_TASKS = ("operator_induction", "operator_induction_interleaved")
 MODES = ("rebuild", "ingest")
 SAMPLERS = ("hashed", "legacy")
@@ -42,6 +44,7 @@ DEFAULT_SHOTS: dict[str, tuple[int, ...]] = {
     "operator_induction": (0, 1, 2, 4, 8),
     "operator_induction_interleaved": (0, 1, 2, 4, 8),
 }
+DEFAULT_SHOTS.update({variant: DEFAULT_SHOTS[base] for variant, (base, _) in TEXT_VARIANTS.items()})
 DEFAULT_EPISODE_SEEDS = (0, 1, 2)
 
 # Pronounceable nonsense words for fast binding. The first five are the examples named in the
@@ -180,6 +183,20 @@ class VliclConfig:
             raise _fail(
                 f"tasks must be distinct names from {TASKS}, got {list(self.tasks)}", "tasks"
             )
+        if self.mode == "ingest" and any(t in TEXT_VARIANTS for t in self.tasks):
+            raise _fail(
+                "text variants are made from the rebuilt image tasks' scenes and expressions; "
+                "ingest mode reads the release's image tasks only (the release's own *_text "
+                f"files are not read): remove {[t for t in self.tasks if t in TEXT_VARIANTS]}",
+                "tasks",
+            )
+        orphans = [
+            t for t in self.tasks if t in TEXT_VARIANTS and TEXT_VARIANTS[t][0] not in self.tasks
+        ]
+        if orphans:
+            needed = sorted({TEXT_VARIANTS[t][0] for t in orphans})
+            raise _fail(f"text variants {orphans} are made from the rows of {needed}, which are "
+                        "not in tasks", "tasks")  # fmt: skip
         bad_samplers = [s for s in self.samplers if s not in SAMPLERS]
         if bad_samplers:
             raise _fail(f"unknown samplers {bad_samplers}; use {SAMPLERS}", "samplers")
@@ -285,11 +302,14 @@ class VliclConfig:
                 raise _fail(f"shots given for unknown task {task!r}", "shots")
             shots[task] = tuple(int(v) for v in values)
         top = settings_from(VliclPlanSettings, section, overrides)
+        tasks = top.tasks
+        if top.mode == "ingest" and section.get("tasks") is None and not overrides.get("tasks"):
+            tasks = IMAGE_TASKS  # the default list, less the text variants (rebuilt only)
         return cls(
             profile=profile,
             mode=top.mode,
             seed=int(top.seed or 0),
-            tasks=top.tasks,
+            tasks=tasks,
             sizes=sizes,
             words=tuple(section.get("words", NONSENSE_WORDS)),
             shots=shots,

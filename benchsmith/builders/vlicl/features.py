@@ -35,6 +35,7 @@ from benchsmith.builders.vlicl.config import OPERATOR_TASKS as OPERATOR_TASKS
 from benchsmith.builders.vlicl.config import SAMPLERS as SAMPLERS
 from benchsmith.builders.vlicl.config import TASKS as TASKS
 from benchsmith.builders.vlicl.operators import OPERATORS as OPERATOR_SYMBOLS
+from benchsmith.builders.vlicl.text_variants import TEXT_VARIANTS
 from benchsmith.hf.features import PROVENANCE_FEATURE
 
 EPISODES_CONFIG = "episodes"
@@ -91,6 +92,11 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
     },
 }
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
+# a text variant: its image task's columns, the words standing for the images, and the image
+# task's row it was made from (text_variants.py)
+TEXT_EXTRAS = {"description": _STRING, "image_twin": _STRING}
+EXTRAS.update({variant: {**EXTRAS[base], **TEXT_EXTRAS}
+               for variant, (base, _) in TEXT_VARIANTS.items()})  # fmt: skip
 
 # Keys each split's build rows must carry in ``extras`` (the build-directory contract).
 REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -108,6 +114,10 @@ REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
         for task in OPERATOR_TASKS
     },
 }
+REQUIRED_EXTRAS.update({
+    variant: {split: (*REQUIRED_EXTRAS[base][split], *TEXT_EXTRAS) for split in SPLITS}
+    for variant, (base, _) in TEXT_VARIANTS.items()
+})  # fmt: skip
 
 
 def task_features(task: str) -> datasets.Features:

@@ -42,6 +42,7 @@ from benchsmith.builders.vlicl import SPLITS
 from benchsmith.builders.vlicl.build_dir import VliclBuildDir, restore_fix
 from benchsmith.builders.vlicl.build_dir import resolve_roots as resolve_roots  # re-export
 from benchsmith.builders.vlicl.config import DEFAULT_IMAGE_THRESHOLD, OPERATOR_TASKS
+from benchsmith.builders.vlicl.text_variants import twin_removals
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.progress import log
@@ -295,6 +296,18 @@ def cross_task(
     )
 
 
+def remove_image_twins(tasks: dict[str, dict[str, Any]]) -> None:
+    """A text variant loses every query whose image twin was removed: it is the same item
+    (same answer, same demonstrations), only shown in words."""
+    removed = {t: report["removed"] for t, report in tasks.items()}
+    for variant, twins in twin_removals(removed, list(tasks)).items():
+        reasons = {i: set(r) for i, r in tasks[variant]["removal_reasons"].items()}
+        for query_id in twins:
+            reasons.setdefault(query_id, set()).add("IMAGE_TWIN_REMOVED")
+        tasks[variant]["removed"] = sorted(reasons)
+        tasks[variant]["removal_reasons"] = {i: sorted(r) for i, r in sorted(reasons.items())}
+
+
 def summarise(tasks: dict[str, dict[str, Any]], cross: list[dict]) -> dict[str, Any]:
     revealing: Counter = Counter()
     for report in tasks.values():
@@ -333,6 +346,7 @@ def check_vlicl_leakage(
     hashes = hash_all(build, refs, workers, executor)
     episodes = revealing_episodes(build, rows)
     tasks = {t: check_task(t, rows[t], hashes, threshold, episodes.get(t)) for t in rows}
+    remove_image_twins(tasks)
     cross = cross_task(rows, hashes, threshold)
     report = {
         "format": LEAKAGE_FORMAT,

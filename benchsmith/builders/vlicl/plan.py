@@ -29,6 +29,13 @@ from benchsmith.builders.vlicl.matching_mi import build_matching_mi
 from benchsmith.builders.vlicl.open_mi import build_open_mi
 from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.builders.vlicl.operators import build_operator_task
+from benchsmith.builders.vlicl.text_variants import (
+    TEXT_VARIANTS,
+    describer,
+    image_task,
+    text_variant_rows,
+    twin_episodes,
+)
 from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import canonical_json, params_hash, sha256_bytes, sha256_file
@@ -112,12 +119,14 @@ def _rebuild_tasks(
             hashes=hashes,
             exclude_sha256=open_mi_queries,
         )
+    clevr_scenes: dict | None = None
     if "clevr" in config.tasks:
         log("vlicl: clevr questions")
         root = _need(sources.clevr, "the CLEVR_v1.0 folder", "--clevr")
         scenes = {split: read_clevr_scenes(root, split) for split in ("train", "val")}
         scenes_sha = {split: sha256_file(scenes_path(root, split)) for split in scenes}
         digest["clevr"] = {"scenes_sha256": scenes_sha}
+        clevr_scenes = scenes
         rows["clevr"] = build_clevr(
             scenes["train"],
             scenes["val"],
@@ -143,6 +152,9 @@ def _rebuild_tasks(
                 font_source=info.source,
                 rendered_dir=staging / "rendered",
             )
+    for variant in (t for t in config.tasks if t in TEXT_VARIANTS):
+        base = image_task(variant)
+        rows[variant] = text_variant_rows(variant, rows[base], describer(base, clevr_scenes))
     return rows, font_info
 
 
@@ -229,19 +241,26 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
             rows = _ingest_tasks(config, sources, hashes, digest)
         else:
             rows, font_info = _rebuild_tasks(config, sources, staging, hashes, digest)
-        for task in config.tasks:
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        image_first = sorted(config.tasks, key=lambda t: t in TEXT_VARIANTS)
+        for task in image_first:
             task_rows = rows[task]
             for split in SPLITS:
                 ordered = sorted(getattr(task_rows, split), key=lambda r: r["id"])
                 _write_jsonl(staging / "tasks" / task / f"{split}.jsonl", ordered)
-            episodes, episode_stats = build_episodes(
-                task,
-                task_rows.support,
-                task_rows.query,
-                shots=config.task_shots(task),
-                seeds=config.episode_seeds,
-                samplers=config.samplers,
-            )
+            if task in TEXT_VARIANTS:  # the image task's demonstrations, ids mapped
+                episodes = twin_episodes(task, by_task[image_task(task)])
+                episode_stats = {"episodes": len(episodes)}
+            else:
+                episodes, episode_stats = build_episodes(
+                    task,
+                    task_rows.support,
+                    task_rows.query,
+                    shots=config.task_shots(task),
+                    seeds=config.episode_seeds,
+                    samplers=config.samplers,
+                )
+            by_task[task] = episodes
             episode_rows += episodes
             stats[task] = {**task_rows.stats, **episode_stats}
         episode_rows.sort(

@@ -29,6 +29,24 @@ INSTRUCTIONS = {
     "operator_induction": "Each image shows two numbers and a hidden operator; find the "
     "operator from the examples and answer with the result only.",
     "textocr": "Answer with the text shown in the red box only.",
+    # text variants (text_variants.py): the examples in words; the query in words or an image
+    "clevr_text": "Each scene is described in words and each question names an attribute and "
+    "a value; count the objects in the scene that have it, following the examples. Answer with "
+    "a number only.",
+    "clevr_text_image_query": "The example scenes are described in words, the last scene is "
+    "an image; each question names an attribute and a value: count the objects that have it, "
+    "following the examples. Answer with a number only.",
+    "operator_induction_text": "Each expression shows two numbers and a hidden operator; find "
+    "the operator from the examples and answer with the result only.",
+    "operator_induction_text_image_query": "Each expression shows two numbers and a hidden "
+    "operator, in words in the examples and as an image at the end; find the operator from "
+    "the examples and answer with the result only.",
+    "operator_induction_interleaved_text": "Each item names two numbers with a hidden "
+    "operator between them; find the operator from the examples and answer with the result "
+    "only.",
+    "operator_induction_interleaved_text_image_query": "Each item gives two numbers with a "
+    "hidden operator between them, in words in the examples and as two images at the end; "
+    "find the operator from the examples and answer with the result only.",
 }
 DEFAULT_INSTRUCTION = "Answer the question as in the examples, with the answer only."
 

@@ -18,6 +18,7 @@ from PIL import Image, ImageEnhance
 from vlicl_fixtures import build_sample_vlicl
 
 from benchsmith.builders.vlicl.leakage import check_vlicl_leakage
+from benchsmith.builders.vlicl.text_variants import TEXT_VARIANTS
 from benchsmith.core.errors import BenchsmithError, SourceError
 
 
@@ -269,6 +270,7 @@ def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_pat
         "clevr",
         "operator_induction",
         "operator_induction_interleaved",
+        *TEXT_VARIANTS,
     }
     assert report["summary"]["exact_pairs"] == 0  # the builder excludes byte copies itself
     assert tasks["matching_mi"]["class_overlap"] == []
@@ -291,6 +293,12 @@ def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_pat
     assert planted["id"] in clevr["removed"]
     assert [e["support_ids"] for e in clevr["exact_support_query"]] == [[support["id"]]]
     assert again["build_fingerprint"] != report["build_fingerprint"]
+    # the same item in words leaves with it, in both forms
+    for variant in ("clevr_text", "clevr_text_image_query"):
+        twin = planted["id"].replace("clevr", variant, 1)
+        assert again["tasks"][variant]["removed"] == [twin]
+        assert again["tasks"][variant]["removal_reasons"][twin] == ["IMAGE_TWIN_REMOVED"]
+    assert again["summary"]["removed_by_task"]["clevr_text"] == 1
 
 
 def test_an_undecodable_image_is_a_source_error_naming_it(hand):

@@ -18,7 +18,10 @@ from benchsmith.builders.vlicl.publication import VliclPublication
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.publish.publisher import publish
 
-TASKS = ["open_mi", "matching_mi", "clevr", "operator_induction", "operator_induction_interleaved"]
+TASKS = ["open_mi", "matching_mi", "clevr", "operator_induction", "operator_induction_interleaved",
+         "clevr_text", "operator_induction_text", "operator_induction_interleaved_text",
+         "clevr_text_image_query", "operator_induction_text_image_query",
+         "operator_induction_interleaved_text_image_query"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +129,7 @@ def test_card_has_configs_yaml_leakage_section_and_licences(published):
     data = card.data.to_dict()
     assert data["version"] == "2.0.1"
     configs = {c["config_name"]: c for c in data["configs"]}
-    assert set(configs) == {*TASKS, "episodes"} and len(data["dataset_info"]) == 6
+    assert set(configs) == {*TASKS, "episodes"} and len(data["dataset_info"]) == len(TASKS) + 1
     assert {s["split"] for s in configs["clevr"]["data_files"]} == {"support", "query"}
     assert {s["split"] for s in configs["episodes"]["data_files"]} == {"hashed", "legacy"}
     text = card.text
