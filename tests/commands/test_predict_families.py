@@ -137,3 +137,34 @@ def test_mmiu_and_mmneedle(sample_project, server, tmp_path, capsys):
     assert len(last.image_urls) == 1 and "Answer the question using" not in last.text
     report = score(published, "mmneedle", "m1_n2_k1", tmp_path / "n.jsonl", capsys)
     assert report["missing"] == 0 and report["unknown_ids"] == 0
+
+
+def test_vlicl_text_variants_send_words_and_score_as_their_image_task(sample_project, server,
+                                                                      tmp_path, capsys):  # fmt: skip
+    """``clevr_text`` sends no picture: every demonstration and the query are words, and a
+    server that counts from the query's words alone scores 1.0; the image-query form sends the
+    query's picture and nothing else."""
+    published = sample_project / "published"
+    attributes = ("size", "color", "material", "shape")
+
+    def count_from_words(body: dict) -> Reply:
+        question = user_text(body).rsplit("Question: ", 1)[1]
+        description, asked = question.split("\n")[:2]
+        attribute, value = asked.split(": ")
+        objects = description.split(": ", 1)[1].rstrip(".").split("; ")
+        named = [o.split(" ", 1)[1].split() for o in objects]
+        return Reply(str(sum(o[attributes.index(attribute)] == value for o in named)))
+
+    server.reply = count_from_words
+    rows = predict(published, "vlicl", "clevr_text", "query", tmp_path / "t.jsonl", server,
+                   "--shots", "0", "4", "--seeds", "1")  # fmt: skip
+    assert rows and all(not r.image_urls for r in server.requests)
+    four_shot = next(r for r in server.requests if r.text.count("Question: ") == 5)
+    assert four_shot.text.count("The scene has ") == 5
+    report = score(published, "vlicl", "clevr_text", tmp_path / "t.jsonl", capsys)
+    assert report["overall"]["accuracy"] == 1.0 and report["missing"] == 0
+    server.requests.clear()
+    server.reply = lambda body: Reply("1")
+    predict(published, "vlicl", "clevr_text_image_query", "query", tmp_path / "i.jsonl", server,
+            "--shots", "2", "--seeds", "0")  # fmt: skip
+    assert {len(r.image_urls) for r in server.requests} == {1}  # the query's picture only

@@ -308,6 +308,7 @@ def test_a_logged_doc_keeps_no_picture(family, sample_project, tmp_path):
     media values: the docs' pictures must sit where that rule drops them, or memory grows with
     the number of docs (8 GB for MMNeedle when decoded pictures sat inside ``parts``)."""
     tasks = export(sample_project / "published" / family, tmp_path / "tasks")
+    pictured = 0  # docs with pictures (a VL-ICL text variant's have none)
     for path in tasks[:3]:
         config = load_task_yaml(path)
         loaded = datasets.load_dataset(config["dataset_path"], **config["dataset_kwargs"],
@@ -320,9 +321,11 @@ def test_a_logged_doc_keeps_no_picture(family, sample_project, tmp_path):
             assert not _holds_a_picture(logged), path
             json.dumps(logged)  # written to the samples log as it is
             placed = [p["image"] for p in doc["parts"] if p["image"] is not None]
-            assert placed == list(range(len(doc["images"]["bytes"]))) and placed, path
+            assert placed == list(range(len(doc["images"]["bytes"]))), path
+            pictured += bool(placed)
         visuals = config["doc_to_visual"](docs[0])
         assert [v.mode for v in visuals] == ["RGB"] * len(docs[0]["images"]["bytes"])
+    assert pictured > 0
 
 
 def test_a_limited_run_says_what_its_number_means(sample_project, tmp_path, caplog):
