@@ -29,7 +29,8 @@ IMAGE_TASKS = (
     "operator_induction",
     "operator_induction_interleaved",
 )
-TASKS = (*IMAGE_TASKS, *TEXT_VARIANTS)  # the text variants are made from their image tasks' rows
+GENERATION_TASKS = ("open_t2i_mi",)  # text to image: the answer is a generated image
+TASKS = (*IMAGE_TASKS, *GENERATION_TASKS, *TEXT_VARIANTS)  # variants: made from image tasks' rows
 OPERATOR_TASKS = ("operator_induction", "operator_induction_interleaved")
 MODES = ("rebuild", "ingest")
 SAMPLERS = ("hashed", "legacy")
@@ -39,6 +40,7 @@ PROFILES = ("sample", "full")
 # stores 5 images per class (matching: shot n = n same + n different pairs).
 DEFAULT_SHOTS: dict[str, tuple[int, ...]] = {
     "open_mi": (0, 1, 2, 4, 5),
+    "open_t2i_mi": (0, 1, 2, 4, 5),
     "matching_mi": (0, 1, 2, 4, 5),
     "clevr": (0, 1, 2, 4, 8),
     "operator_induction": (0, 1, 2, 4, 8),
@@ -84,6 +86,7 @@ class Sizes:
     open_mi_episodes: int = 200  # one query per episode; 5 ways x 5 shots = 25 support images
     open_mi_ways: int = 5
     open_mi_shots: int = 5
+    open_t2i_mi_episodes: int = 200  # one text query per episode, classes and shots as open_mi
     matching_support_pairs: int = 1600  # = 800 groups of (same, different)
     matching_query_pairs: int = 400
     clevr_support: int = 800
@@ -101,6 +104,7 @@ PROFILE_SIZES = {
     # write_sample_clevr's defaults (24 train / 12 val scenes).
     "sample": Sizes(
         open_mi_episodes=8,
+        open_t2i_mi_episodes=8,
         matching_support_pairs=16,
         matching_query_pairs=8,
         clevr_support=24,
@@ -113,6 +117,7 @@ _SIZE_KEYS = {
     ("open_mi", "episodes"): "open_mi_episodes",
     ("open_mi", "ways"): "open_mi_ways",
     ("open_mi", "shots"): "open_mi_shots",
+    ("open_t2i_mi", "episodes"): "open_t2i_mi_episodes",
     ("matching_mi", "support"): "matching_support_pairs",
     ("matching_mi", "query"): "matching_query_pairs",
     ("clevr", "support"): "clevr_support",
@@ -235,15 +240,13 @@ class VliclConfig:
             shots = self.shots.get(task)
             if shots is None or any(int(n) < 0 for n in shots):
                 raise _fail(f"shots for {task} must be a list of counts >= 0", f"shots.{task}")
-        if (
-            "open_mi" in self.tasks
-            and max(self.shots["open_mi"], default=0) > self.sizes.open_mi_shots
-        ):
-            raise _fail(
-                f"open_mi shots go up to {max(self.shots['open_mi'])} but an episode stores "
-                f"{self.sizes.open_mi_shots} images per class",
-                "shots.open_mi",
-            )
+        for task in ("open_mi", "open_t2i_mi"):
+            if task in self.tasks and max(self.shots[task], default=0) > self.sizes.open_mi_shots:
+                raise _fail(
+                    f"{task} shots go up to {max(self.shots[task])} but an episode stores "
+                    f"{self.sizes.open_mi_shots} images per class",
+                    f"shots.{task}",
+                )
 
     def task_shots(self, task: str) -> tuple[int, ...]:
         return tuple(int(n) for n in self.shots[task])

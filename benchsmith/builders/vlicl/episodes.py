@@ -36,6 +36,7 @@ from benchsmith.core.errors import PlanError
 from benchsmith.core.hashing import stable_int
 from benchsmith.core.rng import derived_rng
 
+OPEN_TASKS = ("open_mi", "open_t2i_mi")  # stored 2-way episodes: the same draws (and T2I branch)
 SAMPLER_VERSIONS = {
     "hashed": "hashed-1",
     "legacy": "legacy-1 (VL-ICL 2b77eee select_demonstration)",
@@ -133,7 +134,7 @@ def hashed_demos(
 ) -> Demos:
     """The order-independent episode of one query."""
     rng = derived_rng(seed, FAMILY, f"episodes/{task}/{n_shot}", stable_int(query["id"]))
-    if task == "open_mi":
+    if task in OPEN_TASKS:
         word = query["extras"]["query_word"]
         others = [w for w in query["extras"]["classes"] if w != word]
         distractor = others[int(rng.integers(len(others)))]
@@ -171,7 +172,7 @@ def legacy_demos(
     ``random.sample`` only uses the population's length, so sampling ``range(len)`` draws the
     same positions from the same stream; ``k=0`` draws nothing.
     """
-    if task == "open_mi":
+    if task in OPEN_TASKS:
         word = query["extras"]["query_word"]
         distractor = stream.choice([w for w in query["extras"]["classes"] if w != word])
         query_first = stream.choice([True, False])

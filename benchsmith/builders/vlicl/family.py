@@ -10,6 +10,12 @@ from benchsmith.builders.vlicl import cli
 from benchsmith.family.base import Family, Publication, RowAuditor
 from benchsmith.family.publish_settings import PublishSettings
 
+GENERATION_NOT_YET = (
+    "a text-to-image task: its answer is a generated image, judged for the class's name; "
+    "predict does not ask an images endpoint and score has no judge for it yet, so a text "
+    "reply could only be scored wrong. Load it with load_dataset to run your own generator"
+)
+
 
 class VliclFamily(Family):
     name = "vlicl"
@@ -70,6 +76,13 @@ class VliclFamily(Family):
         from benchsmith.hf.dataset_view import ColumnMap
 
         return ColumnMap(id="id", question="question", answer="answer", image="images")
+
+    def unsendable(self, info: dict[str, Any], config: str, options=None) -> str | None:
+        from benchsmith.builders.vlicl.config import GENERATION_TASKS
+
+        if config in GENERATION_TASKS:
+            return GENERATION_NOT_YET
+        return None
 
     def not_samples(self, info: dict[str, Any], config: str) -> str | None:
         if config == "episodes":

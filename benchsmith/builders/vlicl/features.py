@@ -70,6 +70,18 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
             {"word": _STRING, "real_label": _STRING, "image_ids": datasets.List(_STRING)}
         ),
     },
+    "open_t2i_mi": {
+        "episode_id": _INT64,
+        "real_label": _STRING,
+        "class_name": _STRING,  # what the judge looks for (the query's answer)
+        "word": _STRING,  # support only
+        "shot_index": _INT32,  # support only
+        "classes": datasets.List(_STRING),  # query only
+        "query_word": _STRING,  # query only
+        "episode_support": datasets.List(  # query only
+            {"word": _STRING, "real_label": _STRING, "image_ids": datasets.List(_STRING)}
+        ),
+    },
     "matching_mi": {
         "group_id": _INT64,
         "label": datasets.ClassLabel(names=MATCHING_LABELS),
@@ -103,6 +115,17 @@ REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
     "open_mi": {
         "support": ("episode_id", "word", "real_label", "shot_index"),
         "query": ("episode_id", "classes", "query_word", "real_label", "episode_support"),
+    },
+    "open_t2i_mi": {
+        "support": ("episode_id", "word", "real_label", "class_name", "shot_index"),
+        "query": (
+            "episode_id",
+            "classes",
+            "query_word",
+            "real_label",
+            "class_name",
+            "episode_support",
+        ),
     },
     "matching_mi": {s: ("group_id", "label", "class_a", "class_b") for s in SPLITS},
     "clevr": {

@@ -72,15 +72,16 @@ def mini_image_ref(mini: MiniImageNet, image: MiniImage, sha256: str) -> dict[st
 
 
 def draw_episodes(
-    labels: list[str], episodes: int, ways: int, words: tuple[str, ...], seed: int
-) -> list[Episode]:
+    labels: list[str], episodes: int, ways: int, words: tuple[str, ...], seed: int,
+    task: str = TASK,
+) -> list[Episode]:  # fmt: skip
     """Steps 1-2: classes, class order and words of every episode."""
     count = len(labels)
     out = []
     for e in range(episodes):
-        cycle = derived_rng(seed, FAMILY, f"{TASK}/query_class_cycle", e // count)
+        cycle = derived_rng(seed, FAMILY, f"{task}/query_class_cycle", e // count)
         query_class = labels[int(cycle.permutation(count)[e % count])]
-        rng = derived_rng(seed, FAMILY, f"{TASK}/episode", e)
+        rng = derived_rng(seed, FAMILY, f"{task}/episode", e)
         others = [label for label in labels if label != query_class]
         picked = [others[int(i)] for i in rng.choice(len(others), ways - 1, replace=False)]
         chosen = [query_class, *picked]
@@ -91,10 +92,11 @@ def draw_episodes(
 
 
 def _check_capacity(
-    mini: MiniImageNet, classes: dict[str, list[MiniImage]], episodes: list[Episode], shots: int
-) -> Counter:
+    mini: MiniImageNet, classes: dict[str, list[MiniImage]], episodes: list[Episode], shots: int,
+    query_images: bool = True,
+) -> Counter:  # fmt: skip
     """Every class used must hold its reserved queries plus ``shots`` support images."""
-    queries = Counter(ep.query_class for ep in episodes)
+    queries = Counter(ep.query_class for ep in episodes) if query_images else Counter()
     used = sorted({label for ep in episodes for label in ep.classes})
     for label in used:
         needed = shots + queries[label]

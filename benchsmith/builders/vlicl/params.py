@@ -25,6 +25,7 @@ def _sizes() -> Block:
     return Block(
         {
             "open_mi": Block({"episodes": _COUNT, "ways": _COUNT, "shots": _COUNT}),
+            "open_t2i_mi": Block({"episodes": _COUNT}),  # ways and shots: open_mi's
             "matching_mi": Block({"support": _COUNT, "query": _COUNT}),
             "clevr": Block({"support": _COUNT, "query": _COUNT}),
             "operators": Block({"support": _COUNT, "query_per_operator": _COUNT}),

@@ -27,6 +27,7 @@ from benchsmith.builders.vlicl.episodes import SAMPLER_VERSIONS, build_episodes
 from benchsmith.builders.vlicl.ingest import ingest_task
 from benchsmith.builders.vlicl.matching_mi import build_matching_mi
 from benchsmith.builders.vlicl.open_mi import build_open_mi
+from benchsmith.builders.vlicl.open_t2i_mi import build_open_t2i_mi
 from benchsmith.builders.vlicl.operator_images import load_operator_font
 from benchsmith.builders.vlicl.operators import build_operator_task
 from benchsmith.builders.vlicl.text_variants import (
@@ -43,7 +44,7 @@ from benchsmith.core.progress import log
 from benchsmith.sources.clevr.reader import read_clevr_scenes, scenes_path
 from benchsmith.sources.miniimagenet.reader import MiniImageNet, read_miniimagenet
 
-MINI_TASKS = ("open_mi", "matching_mi")
+MINI_TASKS = ("open_mi", "matching_mi", "open_t2i_mi")
 UPSTREAM = {"repo": "ys-zong/VL-ICL", "repo_commit": "2b77eee", "hf_dataset": "ys-zong/VL-ICL"}
 
 
@@ -98,6 +99,17 @@ def _rebuild_tasks(
         rows["open_mi"] = build_open_mi(
             mini,  # type: ignore[arg-type]
             episodes=sizes.open_mi_episodes,
+            ways=sizes.open_mi_ways,
+            shots=sizes.open_mi_shots,
+            words=config.words,
+            seed=seed,
+            hashes=hashes,
+        )
+    if "open_t2i_mi" in config.tasks:
+        log("vlicl: open_t2i_mi episodes")
+        rows["open_t2i_mi"] = build_open_t2i_mi(
+            mini,  # type: ignore[arg-type]
+            episodes=sizes.open_t2i_mi_episodes,
             ways=sizes.open_mi_ways,
             shots=sizes.open_mi_shots,
             words=config.words,
@@ -224,6 +236,14 @@ def choices(config: VliclConfig) -> list[str]:
         "open_mi episodes are 2-way: the distractor class and the class order are drawn per "
         "query, and shot i uses the i-th stored image of each class, interleaved A, B, A, B.",
     ]
+    if "open_t2i_mi" in config.tasks:
+        out.append(
+            f"open_t2i_mi: {s.open_t2i_mi_episodes} episodes drawn as open_mi's (its own draws): "
+            "demonstrations are ('Generate a <word>', an image of the class), the query is "
+            "'Generate a <word>' with no image, and its answer is the class's name for a judge "
+            "(ImageNet's first name of the wnid; LOC_synset_mapping.txt in the MiniImageNet "
+            "root names other classes). Episodes are 2-way like open_mi's."
+        )
     return out
 
 

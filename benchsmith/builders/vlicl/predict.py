@@ -60,9 +60,14 @@ def _rows(source: RequestSource, split: str, columns, with_images: bool) -> dict
 
 
 def vlicl_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:
+    from benchsmith.builders.vlicl.config import GENERATION_TASKS
+    from benchsmith.builders.vlicl.family import GENERATION_NOT_YET
     from benchsmith.hf.dataset_view import ColumnMap, DatasetView
 
     options = source.options
+    if source.config in GENERATION_TASKS:
+        raise BenchsmithError(f"{source.config} is {GENERATION_NOT_YET}",
+                              fix="predict an image-to-text config (see the card's configs)")  # fmt: skip
     if source.split != "query":
         raise BenchsmithError(f"VL-ICL predictions are for queries, not split {source.split!r}",
                               fix="use --split query (demonstrations come from the support split)")  # fmt: skip

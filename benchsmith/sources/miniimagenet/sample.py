@@ -24,6 +24,7 @@ from PIL import Image, ImageDraw
 from benchsmith.core.atomic import atomic_directory
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.rng import derived_rng
+from benchsmith.sources.miniimagenet.class_names import SYNSET_FILE, write_synset_names
 from benchsmith.sources.miniimagenet.reader import CSV_HEADER, IMAGES_DIRNAME, LAYOUTS, SPLITS
 
 DEFAULT_CLASSES_PER_SPLIT = {"train": 4, "val": 2, "test": 6}
@@ -192,6 +193,22 @@ def render_sample_image(cls: SampleClass, index: int, size: int, seed: int) -> b
     return buffer.getvalue()
 
 
+GLYPH_WORDS = {"disc": "disc", "square": "square", "triangle": "triangle", "plus": "plus sign",
+               "diamond": "diamond", "ring": "ring", "hbars": "horizontal stripes",
+               "vbars": "vertical stripes", "x": "x", "star": "star", "frame": "square outline",
+               "half": "half disc"}  # fmt: skip
+HUE_WORDS = ((15, "red"), (45, "orange"), (70, "yellow"), (160, "green"), (200, "cyan"),
+             (250, "blue"), (290, "purple"), (345, "magenta"), (361, "red"))  # fmt: skip
+
+
+def sample_class_name(cls: SampleClass) -> str:
+    """What an invented class shows, in words a judge can check ("star on blue"): its glyph
+    and the colour word of its ground's hue."""
+    hue, _, _ = colorsys.rgb_to_hsv(*(c / 255 for c in cls.color))
+    colour = next(word for limit, word in HUE_WORDS if hue * 360 < limit)
+    return f"{GLYPH_WORDS[cls.glyph]} on {colour}"
+
+
 def write_sample_miniimagenet(
     root: str | Path,
     *,
@@ -225,6 +242,7 @@ def write_sample_miniimagenet(
                 name = cls.filename(index)
                 (folder / name).write_bytes(render_sample_image(cls, index, size, seed))
                 rows[cls.split].append((name, cls.wnid))
+        write_synset_names(staging / SYNSET_FILE, {c.wnid: sample_class_name(c) for c in classes})
         for split in SPLITS:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")

@@ -270,6 +270,7 @@ def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_pat
         "clevr",
         "operator_induction",
         "operator_induction_interleaved",
+        "open_t2i_mi",
         *TEXT_VARIANTS,
     }
     assert report["summary"]["exact_pairs"] == 0  # the builder excludes byte copies itself
