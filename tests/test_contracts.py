@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -24,6 +25,7 @@ from project_fixtures import ROOT, family_stages, project_params
 from benchsmith.builders import FAMILIES
 from benchsmith.cli import main
 from benchsmith.commands._common import dataset_kind, sample_configs
+from benchsmith.core.errors import BenchsmithError
 from benchsmith.hf.reader import read_columns
 from benchsmith.publish.audit import audit_dataset
 from benchsmith.scoring import SCORERS
@@ -142,8 +144,12 @@ def test_reference_predictions_score_one_and_empty_answers_zero(published, name,
     folder = published[name]
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
     kind, _ = dataset_kind(folder)
-    scored = sample_configs(kind, info, folder)  # what `score` accepts
+    configs = sample_configs(kind, info, folder)
+    scored = [c for c in configs if scorer.unscorable(c) is None]  # what `score` accepts
     assert scored
+    for config in set(configs) - set(scored):  # refused, with the reason, before any file
+        with pytest.raises(BenchsmithError, match=re.escape(scorer.unscorable(config))):
+            scorer.score_file(folder, config, tmp_path / "absent.jsonl")
     for config in scored:
         for response, expected in ((None, 1.0), ("", 0.0)):
             rows = scorer.reference_predictions(folder, config, response)

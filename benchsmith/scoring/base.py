@@ -143,6 +143,11 @@ class Scorer(ABC):
         rows, not a published folder): how a step that weighs judges scores them."""
         raise BenchsmithError(f"the {self.family} scorer does not score runs question by question")
 
+    def unscorable(self, config: str) -> str | None:
+        """Why this scorer cannot score ``config`` although it holds samples (``score_file``
+        refuses it with this reason); None when it can."""
+        return None
+
     def headline_value(self, report: dict[str, Any]) -> float | None:
         value: Any = report
         for key in self.headline.split("."):

@@ -308,8 +308,11 @@ class VliclScorer(Scorer):
     summary = "accuracy per shot count of the VL-ICL task configs (query split)"
     headline = "overall.accuracy"
     description = """\
-Configs: open_mi, matching_mi, clevr, operator_induction, operator_induction_interleaved
-(their query split).
+Configs: open_mi, matching_mi, clevr, operator_induction, operator_induction_interleaved and
+the text variants (clevr_text, operator_induction_text, operator_induction_interleaved_text and
+their *_text_image_query forms, scored as their image task; --legacy follows the original's
+names for them: clevr_simple_text takes the first number, math_induction_text* whole answers),
+their query split. open_t2i_mi (text to image) is not scored yet.
 
 Predictions: JSONL, one object per line,
   {"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}
@@ -370,6 +373,10 @@ and absent rows still count as wrong in this mode.
         strict_ids: bool = False,
         **_: Any,
     ) -> dict[str, Any]:
+        why = self.unscorable(config)
+        if why is not None:
+            raise BenchsmithError(f"{config} is {why}", path=dataset_dir,
+                                  fix="score an image-to-text config (see the card's configs)")  # fmt: skip
         return score_vlicl(
             dataset_dir,
             config,
@@ -378,6 +385,12 @@ and absent rows still count as wrong in this mode.
             mode="legacy" if legacy_normalisation else "fixed",
             strict=strict_ids,
         )
+
+    def unscorable(self, config: str) -> str | None:
+        from benchsmith.builders.vlicl.config import GENERATION_TASKS
+        from benchsmith.builders.vlicl.family import GENERATION_NOT_YET
+
+        return GENERATION_NOT_YET if config in GENERATION_TASKS else None
 
     def sample_score(self, row: dict[str, Any], response: str) -> float:
         gold = _check_gold_row(row, Path("<row>"))

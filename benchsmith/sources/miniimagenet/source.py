@@ -13,6 +13,7 @@ from benchsmith.core.errors import SourceError
 from benchsmith.sources.base import Option, Source
 
 LINKED_NAMES = ("train.csv", "val.csv", "test.csv", "images")
+OPTIONAL_NAMES = ("LOC_synset_mapping.txt",)  # ImageNet's class names, linked when present
 
 
 class MiniImageNetSource(Source):
@@ -56,7 +57,8 @@ class MiniImageNetSource(Source):
         read_miniimagenet(src)  # refuses a copy whose CSVs name missing images
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        for name in LINKED_NAMES:
+        optional = [name for name in OPTIONAL_NAMES if (src / name).is_file()]
+        for name in (*LINKED_NAMES, *optional):
             target = src / name
             if name == "images":
                 replace_symlink(out / name, target, fix="remove it or choose another --out folder")
