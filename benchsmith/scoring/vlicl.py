@@ -39,6 +39,7 @@ from benchsmith.scoring.predictions import prediction_lines
 from benchsmith.scoring.vlicl_normalise import (
     MODES,
     TASK_KINDS,
+    TEXT_TO_IMAGE_TASKS,
     Matcher,
     Mode,
     is_unparsed,
@@ -387,10 +388,10 @@ and absent rows still count as wrong in this mode.
         )
 
     def unscorable(self, config: str) -> str | None:
-        from benchsmith.builders.vlicl.config import GENERATION_TASKS
-        from benchsmith.builders.vlicl.family import GENERATION_NOT_YET
-
-        return GENERATION_NOT_YET if config in GENERATION_TASKS else None
+        if config in TEXT_TO_IMAGE_TASKS:
+            return ("a text-to-image task: its answer is a generated image, judged for the "
+                    "class's name, and this scorer reads text replies (no judge yet)")  # fmt: skip
+        return None
 
     def sample_score(self, row: dict[str, Any], response: str) -> float:
         gold = _check_gold_row(row, Path("<row>"))
