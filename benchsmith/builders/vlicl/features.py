@@ -70,18 +70,6 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
             {"word": _STRING, "real_label": _STRING, "image_ids": datasets.List(_STRING)}
         ),
     },
-    "open_t2i_mi": {
-        "episode_id": _INT64,
-        "real_label": _STRING,
-        "class_name": _STRING,  # what the judge looks for (the query's answer)
-        "word": _STRING,  # support only
-        "shot_index": _INT32,  # support only
-        "classes": datasets.List(_STRING),  # query only
-        "query_word": _STRING,  # query only
-        "episode_support": datasets.List(  # query only
-            {"word": _STRING, "real_label": _STRING, "image_ids": datasets.List(_STRING)}
-        ),
-    },
     "matching_mi": {
         "group_id": _INT64,
         "label": datasets.ClassLabel(names=MATCHING_LABELS),
@@ -104,6 +92,8 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
     },
 }
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
+# open_mi's columns and the name a judge looks for in a generated image (the query's answer)
+EXTRAS["open_t2i_mi"] = {**EXTRAS["open_mi"], "class_name": _STRING}
 # a text variant: its image task's columns, the words standing for the images, and the image
 # task's row it was made from (text_variants.py)
 TEXT_EXTRAS = {"description": _STRING, "image_twin": _STRING}

@@ -114,6 +114,20 @@ def _check_capacity(
     return queries
 
 
+def episode_classes(mini: MiniImageNet, ways: int, task: str) -> dict[str, list[MiniImage]]:
+    """The ``test.csv`` classes episodes are drawn from: at least ``ways`` of them."""
+    classes = mini.classes(SOURCE_SPLIT)
+    if len(classes) < ways:
+        raise PlanError(
+            f"{task}: {SOURCE_SPLIT}.csv lists {len(classes)} classes but an episode needs "
+            f"{ways} distinct classes",
+            path=mini.csv_path(SOURCE_SPLIT),
+            fix="use the Ravi-Larochelle test.csv (20 classes) or lower vlicl.sizes.<profile>."
+            "open_mi.ways",
+        )
+    return classes
+
+
 def build_open_mi(
     mini: MiniImageNet,
     *,
@@ -124,16 +138,8 @@ def build_open_mi(
     seed: int,
     hashes: ImageHashes,
 ) -> TaskRows:
-    classes = mini.classes(SOURCE_SPLIT)
+    classes = episode_classes(mini, ways, TASK)
     labels = list(classes)
-    if len(labels) < ways:
-        raise PlanError(
-            f"open_mi: {SOURCE_SPLIT}.csv lists {len(labels)} classes but an episode needs "
-            f"{ways} distinct classes",
-            path=mini.csv_path(SOURCE_SPLIT),
-            fix="use the Ravi-Larochelle test.csv (20 classes) or lower vlicl.sizes.<profile>."
-            "open_mi.ways",
-        )
     plan = draw_episodes(labels, episodes, ways, words, seed)
     query_counts = _check_capacity(mini, classes, plan, shots)
 

@@ -27,10 +27,10 @@ from benchsmith.builders.vlicl.open_mi import (
     URL,
     _check_capacity,
     draw_episodes,
+    episode_classes,
     mini_image_ref,
     mini_source_record,
 )
-from benchsmith.core.errors import PlanError
 from benchsmith.core.hashing import sha256_file
 from benchsmith.core.records import source_ref
 from benchsmith.core.rng import derived_rng
@@ -55,15 +55,8 @@ def build_open_t2i_mi(
     seed: int,
     hashes: ImageHashes,
 ) -> TaskRows:
-    classes = mini.classes(SOURCE_SPLIT)
+    classes = episode_classes(mini, ways, TASK)
     labels = list(classes)
-    if len(labels) < ways:
-        raise PlanError(
-            f"{TASK}: {SOURCE_SPLIT}.csv lists {len(labels)} classes but an episode needs {ways}",
-            path=mini.csv_path(SOURCE_SPLIT),
-            fix="use the Ravi-Larochelle test.csv (20 classes) or lower vlicl.sizes.<profile>."
-            "open_mi.ways",
-        )
     plan = draw_episodes(labels, episodes, ways, words, seed, task=TASK)
     _check_capacity(mini, classes, plan, shots, query_images=False)
     names = class_names(mini.root)
