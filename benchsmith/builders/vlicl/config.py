@@ -200,8 +200,11 @@ class VliclConfig:
         ]
         if orphans:
             needed = sorted({TEXT_VARIANTS[t][0] for t in orphans})
-            raise _fail(f"text variants {orphans} are made from the rows of {needed}, which are "
-                        "not in tasks", "tasks")  # fmt: skip
+            raise _fail(
+                f"text variants {orphans} are made from the rows of {needed}, which are not in "
+                "tasks: add them (vlicl.tasks, or --tasks for one run)",
+                "tasks",
+            )
         bad_samplers = [s for s in self.samplers if s not in SAMPLERS]
         if bad_samplers:
             raise _fail(f"unknown samplers {bad_samplers}; use {SAMPLERS}", "samplers")
