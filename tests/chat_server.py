@@ -29,6 +29,12 @@ Actions (frozen dataclasses):
 - ``Malformed(body='{"id": "x", "choices": [')``: 200, ``application/json``, a body that is not
   valid JSON.
 - ``NoChoices()``: 200 with valid JSON that lacks ``choices``.
+- ``ImageReply(image, text="", style="images")``: 200 with a generated image (PNG or JPEG
+  bytes, or any bytes to test junk). On ``/v1/chat/completions`` the image is a data URL in
+  ``message.images`` (``style="images"``, the OpenRouter/LiteLLM convention) or an
+  ``image_url`` part of ``message.content`` (``style="content"``); on
+  ``/v1/images/generations`` it is ``data[0].b64_json`` (``style="url"``: a link instead).
+  Both paths are served; ``RecordedRequest.path`` tells which one a client used.
 
 Choosing the action: the next queued action if the queue is not empty, else ``reply(body)`` if
 a callable was given (constructor argument or ``server.reply``), else ``Status(500)`` with a
@@ -43,6 +49,7 @@ served), with helpers ``.text`` (all text parts of all messages, joined by ``\\n
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -85,12 +92,21 @@ class NoChoices:
     pass
 
 
-Action = Reply | Status | Sleep | Malformed | NoChoices
+@dataclass(frozen=True)
+class ImageReply:
+    image: bytes
+    text: str = ""
+    style: str = "images"
+
+
+Action = Reply | Status | Sleep | Malformed | NoChoices | ImageReply
 
 
 def message_text(body: dict[str, Any] | None) -> str:
     """All text of all messages of a request body, joined by newlines."""
     texts: list[str] = []
+    if isinstance((body or {}).get("prompt"), str):  # /images/generations takes a prompt
+        texts.append(body["prompt"])
     for message in (body or {}).get("messages") or []:
         content = message.get("content")
         if isinstance(content, str):
@@ -236,10 +252,28 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send(action.code, body.encode(), headers)
             elif isinstance(action, Malformed):
                 self._send(200, action.body.encode())
+            elif isinstance(action, ImageReply):
+                self._perform_image(action, model, number)
             elif isinstance(action, NoChoices):
                 self._send(200, json.dumps({"id": f"chatcmpl-{number}", "object": "x"}).encode())
             else:
                 raise TypeError(f"unknown chat_server action {action!r}")
+
+        def _perform_image(self, action: ImageReply, model: str, number: int) -> None:
+            data = base64.b64encode(action.image).decode("ascii")
+            if self.path.rstrip("/").endswith("/images/generations"):
+                item = ({"url": "http://127.0.0.1:9/image.png"} if action.style == "url"
+                        else {"b64_json": data, "revised_prompt": action.text})  # fmt: skip
+                payload: dict[str, Any] = {"created": 1700000000 + number, "data": [item]}
+            else:
+                payload = _completion(action.text, "stop", model, number)
+                part = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+                message = payload["choices"][0]["message"]
+                if action.style == "content":
+                    message["content"] = [{"type": "text", "text": action.text}, part]
+                else:
+                    message["images"] = [part]
+            self._send(200, json.dumps(payload).encode())
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -253,7 +287,7 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/images/generations"):
                     action: Action = Status(404)
                     number = 0
                 else:

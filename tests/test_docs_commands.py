@@ -7,7 +7,7 @@ comments dropped, ``[optional parts]`` left out). Each command must parse with t
 parser: a renamed flag or verb in the code fails here before a reader meets it. The commands
 that need only the sample build (audit one row, predict against a model server, score what was
 predicted, export to a harness, report on it) run in a copy of it, with the model server a local one on
-127.0.0.1 answering "A"; each must exit 0. The rest are named with the reason they do not run
+127.0.0.1 answering "A" (and a grey square to a request for an image); each must exit 0. The rest are named with the reason they do not run
 here and the test that runs the same step (a build step is run by the pipeline, ``dvc repro``,
 in ``test_fresh_checkout.py``), so a new command in the docs must be placed in one list or the
 other.
@@ -26,6 +26,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 # commands the sample build runs here (first word after `benchsmith`, and what they read)
 RUN_HERE = ("audit published/", "predict published/", "score published/vlicl --config clevr --predictions preds/qwen2-vl.jsonl",
+            "score published/vlicl --config open_t2i_mi --predictions preds/gen.jsonl",
             "export ", "report published/")  # fmt: skip
 # what does not run here, and why (each matched by its start)
 NOT_HERE = {
@@ -85,7 +86,10 @@ def test_every_command_in_the_docs_parses(page, command):
 
 
 def test_the_commands_the_sample_build_can_run_run(sample_project, tmp_path, monkeypatch):
-    from chat_server import ChatServer, Reply
+    import io
+
+    from chat_server import ChatServer, ImageReply, Reply
+    from PIL import Image
 
     from benchsmith.cli import main
 
@@ -96,16 +100,23 @@ def test_the_commands_the_sample_build_can_run_run(sample_project, tmp_path, mon
     monkeypatch.chdir(project)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     ran = []
-    with ChatServer(reply=lambda body: Reply("A")) as server:
+    grey = io.BytesIO()
+    Image.new("RGB", (16, 16), (128, 128, 128)).save(grey, format="PNG")
+
+    def answer(body: dict):
+        return ImageReply(grey.getvalue()) if "modalities" in body else Reply("A")
+
+    with ChatServer(reply=answer) as server:
         for page, command in doc_commands():
             if not runs_here(command):
                 continue
-            argv = [server.base_url if w == "http://localhost:8000/v1" else w
+            argv = [server.base_url if re.fullmatch(r"http://localhost:80\d\d/v1", w) else w
                     for w in shlex.split(command)[1:]]  # fmt: skip
             assert main(argv) == 0, (page, command)
             ran.append(command)
     assert {c.split()[1] for c in ran} == {"audit", "predict", "score", "export", "report"}
     assert (project / "preds" / "qwen2-vl.jsonl").is_file()
+    assert len(list((project / "preds" / "gen-images").glob("*.png"))) == 1  # one grey square
     assert (project / "reports" / "mmiu" / "index.html").is_file()
     assert "Wrong answers" in (project / "reports" / "vlicl-qwen" / "index.html").read_text()
     assert (project / "mmiu.tsv").is_file() and any((project / "lmms_tasks").iterdir())

@@ -44,6 +44,17 @@ choose the columns (and take this generic prompt on a benchsmith folder too).
 --instruction replaces the instruction line ("" for none). --text-only sends no image at all
 (for text-only leakage runs).
 
+Text-to-image configs (VL-ICL open_t2i_mi) ask for an image: each demonstration's prompt and
+image, then the query's prompt. --image-api chat (default) sends them to chat completions with
+"modalities": ["image", "text"] and reads the image from the reply (message.images or an
+image_url part: OpenRouter, LiteLLM, Gemini's OpenAI layer); --image-api images sends the text
+prompt to /images/generations (zero-shot only: that endpoint takes no input images). Each image
+is decoded, then stored once by content next to --out, in FILE-images/<sha256>.<ext>, and its
+row reads
+  {"query_id": ..., "n_shot": 0, "seed": 0, "model": "M", "response": "FILE-images/<sha256>.png",
+   "image_sha256": "<sha256>", "cache_key": "<sha256>"}
+`benchsmith score --judge-model` then asks a vision model whether each image shows the class.
+
 Server: --base-url or $OPENAI_BASE_URL; the API key is read from $OPENAI_API_KEY (or the variable
 named by --api-key-env) and is never written anywhere. Local servers need no key.
 
@@ -56,7 +67,7 @@ the first batch fails, the run stops with the first error (server down or wrong 
 """
 
 
-OUTPUT_FIELDS = ("model", "response", "cache_key")  # the rest of a row is its request's key
+OUTPUT_FIELDS = ("model", "response", "image_sha256", "cache_key")  # the rest: the request's key
 
 
 @dataclass
@@ -127,6 +138,11 @@ def register(subparsers: argparse._SubParsersAction, words: list[str]) -> None:
     prompt.add_argument("--max-tokens", type=int, metavar="N", help="server default if unset")
     prompt.add_argument("--instruction", metavar="TEXT", help="replaces the instruction line")
     prompt.add_argument("--limit", type=int, metavar="N", help="only the first N requests")
+    prompt.add_argument(
+        "--image-api", choices=("chat", "images"), default=None,
+        help="text-to-image configs: chat completions answering with an image (default; "
+        "in-context requests) or /images/generations (a text prompt only: zero-shot)",
+    )  # fmt: skip
     from benchsmith.commands._common import add_episode_arguments
 
     add_episode_arguments(parser, "VL-ICL episodes")
@@ -218,6 +234,12 @@ def _write_results(
             summary.first_error = summary.first_error or f"{request.key_text}: {result.error}"
             continue
         row = {**request.key, "model": model, "response": result.text, "cache_key": result.key}
+        if request.output == "image":
+            from benchsmith.scoring.generated_images import store_image
+
+            response, digest = store_image(handle.path, result.image)
+            row = {**request.key, "model": model, "response": response, "image_sha256": digest,
+                   "cache_key": result.key}  # fmt: skip
         handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         handle.flush()  # an interrupted run keeps every row written so far
         summary.written += 1
@@ -324,6 +346,29 @@ def run_predict(args: argparse.Namespace) -> int:
         return _predict_into(args, requests, client, log)
 
 
+def _asks_for_images(args: argparse.Namespace, chunk) -> bool:
+    """Whether this chunk's requests ask for images; a flag that cannot apply, or a request the
+    chosen endpoint cannot take, stops the run before anything is sent."""
+    from benchsmith.core.errors import BenchsmithError
+
+    if chunk[0].output != "image":
+        if args.image_api:
+            raise BenchsmithError(f"--image-api applies to text-to-image configs, and "
+                                  f"{args.config!r} is answered with text", fix="drop --image-api")  # fmt: skip
+        return False
+    if args.image_api == "images":
+        for request in chunk:
+            inputs = sum(isinstance(p, bytes) for p in request.parts) * (not args.text_only)
+            if inputs:
+                raise BenchsmithError(
+                    f"the images endpoint takes a text prompt only, and request "
+                    f"{request.key_text} holds {inputs} demonstration image(s)",
+                    fix="use --image-api chat (a server whose chat completions answer with an "
+                    "image), or --shots 0",
+                )  # fmt: skip
+    return True
+
+
 def _predict_into(args: argparse.Namespace, requests, client, log) -> int:
     from benchsmith.core.llm import require_ok
     from benchsmith.core.outputs import refuse_inputs
@@ -343,10 +388,12 @@ def _predict_into(args: argparse.Namespace, requests, client, log) -> int:
 
     with LazyAppend(args.out) as handle:
         for chunk in _chunks(todo(), max(16, 8 * args.concurrency)):
-            results = client.complete_many(
-                [r.messages(args.detail, args.text_only) for r in chunk],
-                desc=f"predict {args.model}",
-            )
+            messages = [r.messages(args.detail, args.text_only) for r in chunk]
+            if _asks_for_images(args, chunk):
+                results = client.generate_images(messages, api=args.image_api or "chat",
+                                                 desc=f"predict {args.model}")  # fmt: skip
+            else:
+                results = client.complete_many(messages, desc=f"predict {args.model}")
             if summary.written == 0 and not any(r.ok for r in results):
                 require_ok(results, what=f"requests to {client.base_url}")
             _write_results(handle, chunk, results, args.model, summary)

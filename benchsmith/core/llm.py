@@ -22,20 +22,24 @@ Why it looks like this:
   a server that echoes it, in an error or in a successful reply, gets it replaced by ``***``
   before the reply is cached or returned.
 
+- **Images too.** :meth:`LLMClient.generate_images` asks for a generated image (text-to-image
+  tasks) through the same cache, retries and concurrency; how each kind of request is sent and
+  its reply read is :mod:`.llm_attempts` (images: :mod:`.llm_images`).
+
 Message builders live in :mod:`.llm_messages` and the disk cache in :mod:`.llm_cache`; the
 names callers use are re-exported here, so this stays the one module to import.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
-import json
 import os
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +47,12 @@ import openai
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import stable_int
+from benchsmith.core.llm_attempts import Answer, Failure
+from benchsmith.core.llm_attempts import attempt as send_once
 from benchsmith.core.llm_cache import CACHE_FORMAT as CACHE_FORMAT
 from benchsmith.core.llm_cache import DEFAULT_CACHE_DIR, AnswerCache, request_key
+from benchsmith.core.llm_images import IMAGE_APIS as IMAGE_APIS
+from benchsmith.core.llm_images import image_params
 from benchsmith.core.llm_messages import IMAGE_DETAILS as IMAGE_DETAILS
 from benchsmith.core.llm_messages import image_mime as image_mime
 from benchsmith.core.llm_messages import image_part as image_part
@@ -114,6 +122,7 @@ class ChatResult:
     error: str | None  # why it failed, None on success
     cached: bool  # answered from the cache, no request sent
     attempts: int  # HTTP requests sent for this result (0 when cached)
+    image: bytes | None = None  # the generated image, for requests that ask for one
 
     @property
     def ok(self) -> bool:
@@ -153,52 +162,6 @@ def require_ok(results: Sequence[ChatResult], what: str = "LLM requests") -> Non
             fix="check that the server (--base-url / OPENAI_BASE_URL) is up and serves the model, "
             "then rerun: answered requests are cached and are not sent again",
         )
-
-
-# -- the client ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Failure:
-    error: str
-    retryable: bool
-    retry_after: float | None = None
-
-
-@dataclass
-class _Answer:
-    text: str
-    finish_reason: str | None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class _MalformedResponse(Exception):
-    pass
-
-
-def _parse_completion(body: str) -> _Answer:
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise _MalformedResponse(f"body is not JSON ({exc})") from None
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _MalformedResponse("no choices in the body")
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        reason = choices[0].get("finish_reason")
-        raise _MalformedResponse(f"no message text (finish_reason={reason})")
-    extra = {"served_model": data.get("model"), "created": data.get("created")}
-    return _Answer(content, choices[0].get("finish_reason"), extra)
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after") if exc.response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
 
 
 REDACTED = "***"  # what replaces the API key wherever a server echoed it
@@ -260,7 +223,28 @@ class LLMClient:
         Cache hits are served first without using a worker; identical requests in one batch are
         sent once.
         """
-        params = self.config.params(max_tokens)
+        return self._many(requests, self.config.params(max_tokens), desc)
+
+    def generate_images(
+        self,
+        requests: Sequence[list[dict[str, Any]]],
+        *,
+        api: str = "chat",
+        max_tokens: int | None = None,
+        desc: str = "",
+    ) -> list[ChatResult]:
+        """Like :meth:`complete_many`, asking for an image each (``result.image``, its bytes,
+        decoded and checked): ``api="chat"`` from a chat-completions endpoint that answers with
+        an image (in-context requests), ``"images"`` from ``/images/generations`` (a text
+        prompt only). Cached like text answers, under a key that says an image was asked."""
+        params = {**self.config.params(max_tokens), **image_params(api)}
+        if api == "images":
+            params = {"output": params["output"]}  # that endpoint takes no sampling params
+        return self._many(requests, params, desc)
+
+    def _many(
+        self, requests: Sequence[list[dict[str, Any]]], params: dict[str, Any], desc: str
+    ) -> list[ChatResult]:
         results: list[ChatResult | None] = [None] * len(requests)
         pending: dict[str, tuple[list[int], list[dict[str, Any]]]] = {}
         for index, messages in enumerate(requests):
@@ -302,7 +286,7 @@ class LLMClient:
     def _redacts_replies(self) -> bool:
         return bool(self._secret) and len(self._secret) >= MIN_KEY_TO_REDACT_IN_REPLIES
 
-    def _redact_answer(self, answer: _Answer) -> _Answer:
+    def _redact_answer(self, answer: Answer) -> Answer:
         """A server may echo the key in a *successful* reply (a debugging proxy, a prompt that
         asks for it): the text and every string field are redacted before anything is kept,
         so the cache, predictions, decisions and cards never hold it; unless the key is too
@@ -312,7 +296,7 @@ class LLMClient:
             return answer
         extra = {k: self._redact(v) if isinstance(v, str) else v for k, v in answer.extra.items()}
         reason = self._redact(answer.finish_reason) if answer.finish_reason else None
-        return _Answer(self._redact(answer.text), reason, extra)
+        return Answer(self._redact(answer.text), reason, extra, answer.image)
 
     def _backoff_s(self, key: str, attempt: int, retry_after: float | None) -> float:
         cap = self.config.backoff_max_s
@@ -323,7 +307,7 @@ class LLMClient:
         return base * (0.5 + 0.5 * jitter)
 
     def _call(self, key: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> ChatResult:
-        failure = _Failure("not attempted", False)
+        failure = Failure("not attempted", False)
         attempts = 0
         for attempt in range(self.config.max_retries + 1):
             if attempt:
@@ -332,10 +316,11 @@ class LLMClient:
             attempts += 1
             self._count(requests=1)
             outcome = self._attempt(messages, params)
-            if isinstance(outcome, _Answer):
+            if isinstance(outcome, Answer):
                 outcome = self._redact_answer(outcome)
                 self._cache_write(key, outcome)
-                return ChatResult(key, self.config.model, outcome.text, None, False, attempts)
+                return ChatResult(key, self.config.model, outcome.text, None, False, attempts,
+                                  outcome.image)  # fmt: skip
             failure = outcome
             if not failure.retryable:
                 break
@@ -343,28 +328,9 @@ class LLMClient:
         error = self._redact(failure.error)
         return ChatResult(key, self.config.model, None, error, False, attempts)
 
-    def _attempt(
-        self, messages: list[dict[str, Any]], params: dict[str, Any]
-    ) -> _Answer | _Failure:
-        api_params = {k: v for k, v in params.items() if v is not None}
-        try:
-            raw = self._openai.chat.completions.with_raw_response.create(
-                model=self.config.model, messages=messages, **api_params
-            )
-            return _parse_completion(raw.text)
-        except _MalformedResponse as exc:
-            return _Failure(f"malformed response: {exc}", True)
-        except openai.APITimeoutError:
-            return _Failure(f"timeout after {self.config.timeout_s:g} s", True)
-        except openai.APIConnectionError as exc:
-            return _Failure(f"connection error: {exc} ({self.base_url})", True)
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            retryable = status == 429 or status >= 500
-            message = str(exc.message)[:300]
-            return _Failure(f"HTTP {status}: {message}", retryable, _retry_after(exc))
-        except openai.OpenAIError as exc:
-            return _Failure(f"client error: {str(exc)[:300]}", False)
+    def _attempt(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Answer | Failure:
+        return send_once(self._openai, self.config.model, messages, params,
+                         timeout_s=self.config.timeout_s, base_url=self.base_url)  # fmt: skip
 
     def _cache_read(self, key: str) -> ChatResult | None:
         entry = self._cache.read(key)
@@ -374,9 +340,12 @@ class LLMClient:
         text = entry["text"]  # as the model answered (and as cached: the file is never rewritten)
         if self._redacts_replies:  # a cache written by an older version, or by hand
             text = self._redact(text)
-        return ChatResult(key, str(entry.get("model", self.config.model)), text, None, True, 0)
+        image = entry.get("image_base64")
+        image_bytes = base64.b64decode(image) if isinstance(image, str) else None
+        return ChatResult(key, str(entry.get("model", self.config.model)), text, None, True, 0,
+                          image_bytes)  # fmt: skip
 
-    def _cache_write(self, key: str, answer: _Answer) -> None:
+    def _cache_write(self, key: str, answer: Answer) -> None:
         self._cache.write(
             key,
             {
@@ -385,5 +354,10 @@ class LLMClient:
                 "text": answer.text,
                 "finish_reason": answer.finish_reason,
                 **answer.extra,
+                **(
+                    {"image_base64": base64.b64encode(answer.image).decode("ascii")}
+                    if answer.image is not None
+                    else {}
+                ),  # fmt: skip
             },
         )

@@ -366,9 +366,9 @@ class Family(ABC):
         self, info: dict[str, Any], config: str, options: PredictOptions | None = None
     ) -> str | None:
         """Why the samples of ``config`` cannot be sent to a model as published (images kept as
-        references, say), with the fix; None when they can, or when ``options`` make them
-        sendable (MMIU: a ScanNet copy to render from). Exports leave such a config out of a
-        whole-folder export and refuse it by name."""
+        references, say), or not by a harness (an answer that is an image), with the fix; None
+        when they can, or when ``options`` make them sendable (MMIU: a ScanNet copy to render
+        from). Exports leave such a config out of a whole-folder export and refuse it by name."""
         return None
 
     def metrics(self, info: dict[str, Any]) -> dict[str, float]:

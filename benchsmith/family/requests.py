@@ -34,6 +34,7 @@ class PredictionRequest:
     key: dict[str, Any]
     parts: tuple[str | bytes, ...]  # the user turn, in order: text, image bytes
     system: str | None = None
+    output: str = "text"  # what the model answers with: "text", or "image" (text-to-image tasks)
 
     @property
     def key_text(self) -> str:

@@ -144,8 +144,9 @@ class Scorer(ABC):
         raise BenchsmithError(f"the {self.family} scorer does not score runs question by question")
 
     def unscorable(self, config: str) -> str | None:
-        """Why this scorer cannot score ``config`` although it holds samples (``score_file``
-        refuses it with this reason); None when it can."""
+        """Why this scorer cannot score ``config`` by its answers alone although it holds
+        samples (``score_file`` refuses it with this reason unless given the options it names:
+        a judge for generated images); None when it can."""
         return None
 
     def headline_value(self, report: dict[str, Any]) -> float | None:

@@ -35,7 +35,6 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring.base import ScoreOption, Scorer, rate, read_gold_table
-from benchsmith.scoring.predictions import prediction_lines
 from benchsmith.scoring.vlicl_normalise import (
     MODES,
     TASK_KINDS,
@@ -46,13 +45,10 @@ from benchsmith.scoring.vlicl_normalise import (
     matcher,
     task_kind,
 )
+from benchsmith.scoring.vlicl_predictions import read_predictions, select_runs
 
 GOLD_COLUMNS = ["id", "task", "answer"]
 QUERY_SPLIT = "query"
-_PREDICTIONS_FIX = (
-    'write one JSON object per line: {"query_id": "clevr/query/00000", "n_shot": 2, '
-    '"seed": 0, "response": "3"}'
-)
 
 
 @dataclass(frozen=True)
@@ -62,17 +58,6 @@ class GoldQuery:
     query_id: str
     task: str
     answer: str
-
-
-@dataclass(frozen=True)
-class PredictionRow:
-    """One validated predictions line; ``line`` is 1-based, for error messages."""
-
-    query_id: str
-    n_shot: int
-    seed: int
-    response: str | None
-    line: int
 
 
 def _check_gold_row(row: dict[str, Any], path: Path) -> GoldQuery:
@@ -112,40 +97,6 @@ def load_gold(dataset_dir: str | Path, config: str) -> list[GoldQuery]:
             )
         seen.add(gold.query_id)
     return golds
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _parse_line(row: Any, number: int, path: Path) -> PredictionRow:
-    def fail(message: str) -> BenchsmithError:
-        return BenchsmithError(f"line {number}: {message}", path=path, fix=_PREDICTIONS_FIX)
-
-    if not isinstance(row, dict):
-        raise fail("not a JSON object")
-    qid = row.get("query_id", row.get("id"))
-    if not isinstance(qid, str) or not qid:
-        raise fail("query_id (or id) must be a non-empty string")
-    n_shot, seed = row.get("n_shot"), row.get("seed", 0)
-    if not _is_int(n_shot) or n_shot < 0:
-        raise fail(f"n_shot must be a non-negative integer, got {n_shot!r}")
-    if not _is_int(seed):
-        raise fail(f"seed must be an integer, got {seed!r}")
-    if "response" not in row:
-        raise fail("no 'response' key")
-    response = row["response"]
-    if response is not None and not isinstance(response, str):
-        raise fail("response must be a string or null")
-    return PredictionRow(qid, n_shot, seed, response, number)
-
-
-def read_predictions(path: str | Path) -> list[PredictionRow]:
-    """Validate every line of a predictions JSONL (blank lines are skipped)."""
-    path = Path(path)
-    return [
-        _parse_line(data, number, path) for number, data in prediction_lines(path, _PREDICTIONS_FIX)
-    ]
 
 
 @dataclass
@@ -207,40 +158,6 @@ def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
     }
 
 
-def _select_rows(
-    rows: list[PredictionRow], known: set[str], path: Path, strict: bool
-) -> tuple[dict[tuple[int, int], dict[str, str | None]], int]:
-    """Group known rows by (n_shot, seed); count unknown ids (an error when ``strict``).
-
-    A second row for the same (query, shot, seed) is always an error naming both lines: which
-    of two answers counts is not the scorer's to guess (the same rule in every family).
-    """
-    runs: dict[tuple[int, int], dict[str, str | None]] = defaultdict(dict)
-    lines: dict[tuple[int, int, str], int] = {}
-    unknown = 0
-    for row in rows:
-        if row.query_id not in known:
-            if strict:
-                raise BenchsmithError(
-                    f"line {row.line}: {row.query_id!r} is not a query of this config",
-                    path=path,
-                    fix="score each config with its own predictions, or drop --strict-ids",
-                )
-            unknown += 1
-            continue
-        key = (row.n_shot, row.seed, row.query_id)
-        if key in lines:
-            raise BenchsmithError(
-                f"line {row.line}: second row for {row.query_id!r} (n_shot {row.n_shot}, "
-                f"seed {row.seed}); the first is line {lines[key]}",
-                path=path,
-                fix="keep one row per (query_id, n_shot, seed)",
-            )
-        lines[key] = row.line
-        runs[(row.n_shot, row.seed)][row.query_id] = row.response
-    return dict(runs), unknown
-
-
 def score_vlicl(
     dataset_dir: str | Path,
     config: str,
@@ -262,7 +179,7 @@ def score_vlicl(
     golds = load_gold(dataset_dir, config)
     all_rows = read_predictions(path)
     rows = all_rows if wanted is None else [row for row in all_rows if row.n_shot in wanted]
-    runs, unknown = _select_rows(rows, {g.query_id for g in golds}, path, strict)
+    runs, unknown = select_runs(rows, {g.query_id for g in golds}, path, strict)
     if not all_rows:  # an empty file the caller chose to score (--allow-empty): all missing
         runs = {(wanted[0] if wanted else 0, 0): {}}
     if not runs:
@@ -313,7 +230,7 @@ Configs: open_mi, matching_mi, clevr, operator_induction, operator_induction_int
 the text variants (clevr_text, operator_induction_text, operator_induction_interleaved_text and
 their *_text_image_query forms, scored as their image task; --legacy follows the original's
 names for them: clevr_simple_text takes the first number, math_induction_text* whole answers),
-their query split. open_t2i_mi (text to image) is not scored yet.
+their query split. open_t2i_mi (text to image) is judged: see below.
 
 Predictions: JSONL, one object per line,
   {"query_id": "clevr/query/00007", "n_shot": 4, "seed": 0, "response": "3"}
@@ -347,6 +264,18 @@ operators take the first unsigned \\d+ (negative answers can never match), clevr
 need an exact (case-insensitive) match ("3 objects", "a dax" are wrong), and a matching No-item
 is correct whenever "yes" does not occur, so an empty answer is a correct "No". Null responses
 and absent rows still count as wrong in this mode.
+
+Text-to-image configs (open_t2i_mi): "response" is the generated image's path, relative to the
+predictions file, as `benchsmith predict` writes it (FILE-images/<sha256>.png, checked against
+its name and the row's "image_sha256"). --judge-model names a vision model (--judge-base-url,
+else $OPENAI_BASE_URL) that is shown each image and asked "Does this image show {class}? Answer
+with one word: yes or no."; its first word decides (anything else: wrong, "unparsed"). The class
+is the query's real class name, not the made-up word. Judge answers are cached (--llm-cache),
+so scoring again sends nothing; the report's "judge" block records the model, prompt and rule.
+--legacy asks the original's prompt ("Decide whether the image contains {answer}. Answer with
+'yes' or 'no'.") with 5 tokens and passes any reply containing "yes". CoBSAT-style golds of two
+values (latent, non-latent) are judged twice and pass only when both do ("latent" and
+"non_latent" accuracies reported beside it).
 """
     options = (
         ScoreOption(
@@ -361,7 +290,13 @@ and absent rows still count as wrong in this mode.
             "reproduce the original eval.py matching instead of the fixed one",
             keyword="legacy_normalisation",
         ),
-    )
+        ScoreOption("--judge-model", "text-to-image configs: the vision model that judges each "
+                    "generated image (required for them)", type=str, metavar="MODEL"),
+        ScoreOption("--judge-base-url", "the judge's OpenAI-compatible server (else "
+                    "$OPENAI_BASE_URL; key from $OPENAI_API_KEY)", type=str, metavar="URL"),
+        ScoreOption("--llm-cache", "the judge's reply cache (default .benchsmith/llm-cache)",
+                    type=str, metavar="DIR", keyword="judge_cache"),
+    )  # fmt: skip
 
     def score_file(
         self,
@@ -372,25 +307,40 @@ and absent rows still count as wrong in this mode.
         shots: int | Sequence[int] | None = None,
         legacy_normalisation: bool = False,
         strict_ids: bool = False,
+        judge_model: str | None = None,
+        judge_base_url: str | None = None,
+        judge_cache: str | None = None,
         **_: Any,
     ) -> dict[str, Any]:
-        why = self.unscorable(config)
-        if why is not None:
-            raise BenchsmithError(f"{config} is {why}", path=dataset_dir,
-                                  fix="score an image-to-text config (see the card's configs)")  # fmt: skip
+        mode = "legacy" if legacy_normalisation else "fixed"
+        if config in TEXT_TO_IMAGE_TASKS:
+            if not judge_model:
+                raise BenchsmithError(f"{config} is {self.unscorable(config)}", path=dataset_dir,
+                                      fix="pass --judge-model MODEL (and --judge-base-url URL)")  # fmt: skip
+            from benchsmith.scoring.vlicl_judge import JudgeSettings, score_vlicl_images
+
+            cache = Path(judge_cache) if judge_cache else Path(".benchsmith/llm-cache")
+            judge = JudgeSettings(judge_model, judge_base_url, cache_dir=cache)
+            wanted = None if shots is None else ([shots] if isinstance(shots, int) else shots)
+            return score_vlicl_images(dataset_dir, config, predictions, judge, shots=wanted,
+                                      mode=mode, strict=strict_ids)  # fmt: skip
+        if judge_model or judge_base_url:
+            raise BenchsmithError(f"--judge-model and --judge-base-url apply to text-to-image "
+                                  f"configs, and {config!r} is answered with text",
+                                  fix="drop --judge-model and --judge-base-url")  # fmt: skip
         return score_vlicl(
             dataset_dir,
             config,
             predictions,
             shots=shots,
-            mode="legacy" if legacy_normalisation else "fixed",
+            mode=mode,
             strict=strict_ids,
         )
 
     def unscorable(self, config: str) -> str | None:
         if config in TEXT_TO_IMAGE_TASKS:
-            return ("a text-to-image task: its answer is a generated image, judged for the "
-                    "class's name, and this scorer reads text replies (no judge yet)")  # fmt: skip
+            return ("a text-to-image task: its answers are generated images, which a vision "
+                    "model judges (--judge-model)")  # fmt: skip
         return None
 
     def sample_score(self, row: dict[str, Any], response: str) -> float:

@@ -10,10 +10,10 @@ from benchsmith.builders.vlicl import cli
 from benchsmith.family.base import Family, Publication, RowAuditor
 from benchsmith.family.publish_settings import PublishSettings
 
-GENERATION_NOT_YET = (
-    "a text-to-image task: its answer is a generated image, judged for the class's name; "
-    "predict does not ask an images endpoint and score has no judge for it yet, so a text "
-    "reply could only be scored wrong. Load it with load_dataset to run your own generator"
+GENERATION_NOT_EXPORTED = (
+    "a text-to-image task: its answer is a generated image, which the harnesses' image-to-text "
+    "runs cannot produce; run it with `benchsmith predict` against a server that generates "
+    "images and score it with `benchsmith score --judge-model`"
 )
 
 
@@ -81,7 +81,7 @@ class VliclFamily(Family):
         from benchsmith.builders.vlicl.config import GENERATION_TASKS
 
         if config in GENERATION_TASKS:
-            return GENERATION_NOT_YET
+            return GENERATION_NOT_EXPORTED
         return None
 
     def not_samples(self, info: dict[str, Any], config: str) -> str | None:

@@ -7,6 +7,10 @@ query's images with its question and an open ``Answer:`` (the paper's LLaVA-styl
 interleaved where they belong). It is written as ``query_id``, ``n_shot`` and ``seed``: what the
 VL-ICL scorer reads. ``--shots`` and ``--seeds`` choose which episodes are run.
 
+A text-to-image task (``open_t2i_mi``) asks for an image instead: the instruction, each
+demonstration's prompt followed by its image ("Generate a dax", image), then the query's prompt,
+as the original's ``ICL_T2I_inference`` lays them out; the request's ``output`` is ``"image"``.
+
 A single-turn harness (VLMEvalKit) gets each query zero-shot (:func:`vlicl_harness_rows`): the
 same instruction and ``Question: ...`` / ``Answer:`` text as predict's zero-shot request, the
 query's images before it.
@@ -29,6 +33,9 @@ INSTRUCTIONS = {
     "operator_induction": "Each image shows two numbers and a hidden operator; find the "
     "operator from the examples and answer with the result only.",
     "textocr": "Answer with the text shown in the red box only.",
+    # text to image: the answer is an image
+    "open_t2i_mi": "Each example pairs a made-up name with an image of what it names. Learn "
+    "the names from the examples and generate an image of what the last name names.",
     # text variants (text_variants.py): the examples in words; the query in words or an image
     "clevr_text": "Each scene is described in words and each question names an attribute and "
     "a value; count the objects in the scene that have it, following the examples. Answer with "
@@ -61,13 +68,10 @@ def _rows(source: RequestSource, split: str, columns, with_images: bool) -> dict
 
 def vlicl_requests(source: RequestSource, columns) -> Iterator[PredictionRequest]:
     from benchsmith.builders.vlicl.config import GENERATION_TASKS
-    from benchsmith.builders.vlicl.family import GENERATION_NOT_YET
     from benchsmith.hf.dataset_view import ColumnMap, DatasetView
 
     options = source.options
-    if source.config in GENERATION_TASKS:
-        raise BenchsmithError(f"{source.config} is {GENERATION_NOT_YET}",
-                              fix="predict an image-to-text config (see the card's configs)")  # fmt: skip
+    generates = source.config in GENERATION_TASKS
     if source.split != "query":
         raise BenchsmithError(f"VL-ICL predictions are for queries, not split {source.split!r}",
                               fix="use --split query (demonstrations come from the support split)")  # fmt: skip
@@ -90,11 +94,12 @@ def vlicl_requests(source: RequestSource, columns) -> Iterator[PredictionRequest
         parts: list[str | bytes] = [instruction] if instruction else []
         for demo, answer in zip(row["demo_ids"], row["demo_answers"], strict=True):
             question, images = support[demo]
-            parts += [*images, f"Question: {question}\nAnswer: {answer}"]
+            parts += [question, *images] if generates else [
+                *images, f"Question: {question}\nAnswer: {answer}"]  # fmt: skip
         question, images = queries[row["query_id"]]
-        parts += [*images, f"Question: {question}\nAnswer:"]
+        parts += [question] if generates else [*images, f"Question: {question}\nAnswer:"]
         key = {"query_id": row["query_id"], "n_shot": int(row["n_shot"]), "seed": int(row["seed"])}
-        yield PredictionRequest(key, tuple(parts))
+        yield PredictionRequest(key, tuple(parts), output="image" if generates else "text")
 
 
 def zero_shot_text(instruction: str, question: str) -> str:

@@ -1,6 +1,6 @@
 """``open_t2i_mi``: text-to-image episodes whose gold names are checked against the pixels, with
-legacy episodes replayed as the original's text-to-image evaluation draws them, and the commands
-that cannot run it yet saying so."""
+legacy episodes replayed as the original's text-to-image evaluation draws them (its predict,
+judge and score loop: ``test_t2i_loop.py``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ import pytest
 from PIL import Image
 from vlicl_fixtures import build_sample_vlicl
 
-from benchsmith.builders.vlicl.family import VLICL
-from benchsmith.cli import main
 from benchsmith.core.errors import SourceError
 from benchsmith.sources.miniimagenet.class_names import (
     SYNSET_FILE,
@@ -114,19 +112,3 @@ def test_a_bad_or_missing_name_names_the_file(tmp_path):
     with pytest.raises(SourceError, match="n09999999 has no name") as info:
         class_name(names, "n09999999", tmp_path)
     assert SYNSET_FILE in str(info.value)
-
-
-def test_commands_that_cannot_run_text_to_image_say_so(sample_project, tmp_path, capsys):
-    published = sample_project / "published" / "vlicl"
-    info = json.loads((published / "build_info.json").read_text())
-    assert "open_t2i_mi" in info["configs"]
-    assert "text-to-image" in VLICL.unsendable(info, "open_t2i_mi")
-    argv = ["predict", str(published), "--config", "open_t2i_mi", "--split", "query", "--model",
-            "m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "p.jsonl")]  # fmt: skip
-    assert main(argv) == 2
-    assert "text-to-image task" in capsys.readouterr().err
-    assert not (tmp_path / "p.jsonl").exists()
-    out = tmp_path / "tsv" / "vlicl.tsv"
-    assert main(["export", "vlmevalkit", str(published), "--out", str(out)]) == 0
-    assert "left out 1 config(s) (open_t2i_mi)" in capsys.readouterr().err
-    assert "open_t2i_mi" not in out.read_text()
