@@ -82,12 +82,14 @@ def verdict(reply: str, mode: str) -> bool | None:
 
 
 def load_image_gold(dataset_dir: str | Path, config: str) -> list[GoldImageQuery]:
-    """The query split's ids and what each image must show."""
-    table = read_gold_table(dataset_dir, config, "query", ["id", "task", "answer"])
+    """The query split's ids and what each image must show: ``answer``, or for CoBSAT its
+    ``answers`` column ([latent value, non-latent value])."""
+    columns = ["id", "task", "answer", *(["answers"] if config in TWO_CONCEPT_TASKS else [])]
+    table = read_gold_table(dataset_dir, config, "query", columns)
     where = Path(dataset_dir) / "data" / config
     golds = []
     for row in table.to_pylist():
-        answer, task = row["answer"], row["task"]
+        answer, task = row.get("answers") or row["answer"], row["task"]
         concepts = tuple(answer) if isinstance(answer, list) else (answer,)
         wanted = 2 if task in TWO_CONCEPT_TASKS else 1
         if len(concepts) != wanted or not all(isinstance(c, str) and c for c in concepts):

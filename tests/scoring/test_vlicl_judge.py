@@ -144,9 +144,9 @@ def test_cobsat_passes_only_when_latent_and_non_latent_both_pass(judge_server, t
     # gold = [latent, non-latent]: q0 asks a red ball (both right), q1 a blue ball drawn red
     # (latent wrong), q2 a green box drawn green (non-latent "box" wrong: the judge sees a ball)
     folder = published(tmp_path, "cobsat", [
-        {"id": "q0", "task": "cobsat", "answer": ["red", "ball"]},
-        {"id": "q1", "task": "cobsat", "answer": ["blue", "ball"]},
-        {"id": "q2", "task": "cobsat", "answer": ["green", "box"]}])  # fmt: skip
+        {"id": "q0", "task": "cobsat", "answer": "red", "answers": ["red", "ball"]},
+        {"id": "q1", "task": "cobsat", "answer": "blue", "answers": ["blue", "ball"]},
+        {"id": "q2", "task": "cobsat", "answer": "green", "answers": ["green", "box"]}])  # fmt: skip
     predictions = tmp_path / "run.jsonl"
     write_predictions(
         predictions, [("q0", 2, 0, "red"), ("q1", 2, 0, "red"), ("q2", 2, 0, "green")]

@@ -29,8 +29,12 @@ IMAGE_TASKS = (
     "operator_induction",
     "operator_induction_interleaved",
 )
-GENERATION_TASKS = ("open_t2i_mi",)  # text to image: the answer is a generated image
-TASKS = (*IMAGE_TASKS, *GENERATION_TASKS, *TEXT_VARIANTS)  # variants: made from image tasks' rows
+# from the official release only (mode: ingest): their sources (CoBSAT's images) are not ours
+RELEASE_TASKS = ("cobsat",)
+GENERATION_TASKS = ("open_t2i_mi", "cobsat")  # text to image: the answer is a generated image
+# variants: made from image tasks' rows
+TASKS = (*IMAGE_TASKS, "open_t2i_mi", *TEXT_VARIANTS, *RELEASE_TASKS)
+REBUILT_TASKS = tuple(t for t in TASKS if t not in RELEASE_TASKS)  # what rebuild mode can make
 OPERATOR_TASKS = ("operator_induction", "operator_induction_interleaved")
 MODES = ("rebuild", "ingest")
 SAMPLERS = ("hashed", "legacy")
@@ -45,6 +49,7 @@ DEFAULT_SHOTS: dict[str, tuple[int, ...]] = {
     "clevr": (0, 1, 2, 4, 8),
     "operator_induction": (0, 1, 2, 4, 8),
     "operator_induction_interleaved": (0, 1, 2, 4, 8),
+    "cobsat": (0, 1, 2, 4, 8),  # a scenario has 8 support images
 }
 DEFAULT_SHOTS.update({variant: DEFAULT_SHOTS[base] for variant, (base, _) in TEXT_VARIANTS.items()})
 DEFAULT_EPISODE_SEEDS = (0, 1, 2)
@@ -142,7 +147,9 @@ class VliclPlanSettings:
         "rebuild", "rebuild: our construction from the raw sources; ingest: read the official "
         "VL-ICL release (faithful, versioned separately)", choices=MODES,
     )  # fmt: skip
-    tasks: tuple[str, ...] = setting(TASKS, "tasks to build", choices=TASKS, metavar="TASK")
+    tasks: tuple[str, ...] = setting(
+        REBUILT_TASKS, "tasks to build (cobsat: ingest mode only)", choices=TASKS, metavar="TASK"
+    )
     seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
                                metavar="S")  # fmt: skip
     episode_seeds: tuple[int, ...] = setting(
@@ -187,6 +194,14 @@ class VliclConfig:
         if unknown or not self.tasks or len(set(self.tasks)) != len(self.tasks):
             raise _fail(
                 f"tasks must be distinct names from {TASKS}, got {list(self.tasks)}", "tasks"
+            )
+        release_only = [t for t in self.tasks if t in RELEASE_TASKS]
+        if self.mode == "rebuild" and release_only:
+            raise _fail(
+                f"{release_only} come from the VL-ICL release only (CoBSAT's images are not "
+                "among benchsmith's sources): build them with vlicl.mode: ingest and the "
+                "release folder (--ingest-root), or leave them out of tasks",
+                "tasks",
             )
         if self.mode == "ingest" and any(t in TEXT_VARIANTS for t in self.tasks):
             raise _fail(

@@ -117,6 +117,17 @@ def _picked_demos(task: str, pool: SupportPool, query: dict[str, Any], picked: l
     return Demos([r["id"] for r in rows], [r["answer"] for r in rows], {})
 
 
+def scenario_candidates(pool: SupportPool, query: dict[str, Any]) -> list[int]:
+    """CoBSAT: the support positions (file order) of the query's scenario, the original's
+    filter: the same CoBSAT task, the same latent field and the same value of it."""
+    extras = query["extras"]
+    latent = extras["latent"]
+    return [k for k, row in enumerate(pool.rows)
+            if row["extras"]["cobsat_task"] == extras["cobsat_task"]
+            and row["extras"]["latent"] == latent
+            and row["extras"][latent] == extras[latent]]  # fmt: skip
+
+
 def _check_enough(task: str, pool: SupportPool, n_shot: int, available: int) -> None:
     if available < n_shot:
         raise PlanError(
@@ -139,7 +150,7 @@ def hashed_demos(
         others = [w for w in query["extras"]["classes"] if w != word]
         distractor = others[int(rng.integers(len(others)))]
         return open_mi_demos(query, n_shot, distractor, bool(rng.integers(2)))
-    candidates = list(range(len(pool)))
+    candidates = scenario_candidates(pool, query) if task == "cobsat" else list(range(len(pool)))
     if task in OPERATOR_TASKS:
         expression = (query["extras"]["a"], query["extras"]["b"])
         candidates = [
@@ -167,6 +178,8 @@ def legacy_demos(
       both calls happen even at 0-shot;
     * ``matching_mi``: ``random.sample`` over the support entries (groups), each giving its
       ``same`` then its ``diff`` pair;
+    * ``cobsat``: ``random.sample`` over the support entries of the query's scenario (same
+      task, latent field and latent value), in file order;
     * ``clevr`` (the default branch): ``random.sample(support_meta, n_shot)``.
 
     ``random.sample`` only uses the population's length, so sampling ``range(len)`` draws the
@@ -177,6 +190,11 @@ def legacy_demos(
         distractor = stream.choice([w for w in query["extras"]["classes"] if w != word])
         query_first = stream.choice([True, False])
         return open_mi_demos(query, n_shot, distractor, query_first)
+    if task == "cobsat":
+        candidates = scenario_candidates(pool, query)
+        _check_enough(task, pool, n_shot, len(candidates))
+        picked = stream.sample(range(len(candidates)), n_shot)
+        return _picked_demos(task, pool, query, [candidates[k] for k in picked])
     _check_enough(task, pool, n_shot, len(pool))
     return _picked_demos(task, pool, query, stream.sample(range(len(pool)), n_shot))
 

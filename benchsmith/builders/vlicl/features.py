@@ -94,6 +94,16 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
 # open_mi's columns and the name a judge looks for in a generated image (the query's answer)
 EXTRAS["open_t2i_mi"] = {**EXTRAS["open_mi"], "class_name": _STRING}
+# CoBSAT (ingest only): the scenario a query belongs to (demonstrations come from the same one)
+# and both values a judge looks for; ``answer`` is the latent one
+EXTRAS["cobsat"] = {
+    "scenario_id": _STRING,  # "<task>|<latent>|<latent value>"
+    "cobsat_task": _STRING,  # CoBSAT's own task (the release's "task" field)
+    "latent": _STRING,  # which field the demonstrations share: object or attribute
+    "object": _STRING,
+    "attribute": _STRING,
+    "answers": datasets.List(_STRING),  # [latent value, non-latent value]
+}
 # a text variant: its image task's columns, the words standing for the images, and the image
 # task's row it was made from (text_variants.py)
 TEXT_EXTRAS = {"description": _STRING, "image_twin": _STRING}
@@ -118,6 +128,7 @@ REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "matching_mi": {s: ("group_id", "label", "class_a", "class_b") for s in SPLITS},
+    "cobsat": {s: tuple(EXTRAS["cobsat"]) for s in SPLITS},
     "clevr": {
         s: ("attribute", "value", "count", "source_split", "scene_index", "value_present")
         for s in SPLITS

@@ -203,6 +203,13 @@ def choices(config: VliclConfig) -> list[str]:
             "Fields the release does not store (matching class names, CLEVR scene for unusual "
             "file names, operator operands that cannot be recovered) are empty or -1 and counted.",
         ]
+        if "cobsat" in config.tasks:
+            out.append(
+                "cobsat: rows keep the release's scenario (task, latent field and value), "
+                "object, attribute and two-value answer [latent, non-latent]; episodes draw "
+                "demonstrations from the query's scenario only, as the original's "
+                "select_demonstration does."
+            )
     else:
         out = [
             f"open_mi: {s.open_mi_episodes} episodes from the Ravi-Larochelle test.csv classes; "
@@ -282,7 +289,12 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
                 )
             by_task[task] = episodes
             episode_rows += episodes
-            stats[task] = {**task_rows.stats, **episode_stats}
+            # which zips this run extracted depends on what an earlier run left, not on the
+            # inputs: logged, never recorded (the build must re-derive byte for byte)
+            row_stats = {k: v for k, v in task_rows.stats.items() if k != "extracted_zips"}
+            if task_rows.stats.get("extracted_zips"):
+                log(f"vlicl: {task}: extracted {', '.join(task_rows.stats['extracted_zips'])}")
+            stats[task] = {**row_stats, **episode_stats}
         episode_rows.sort(
             key=lambda r: (r["task"], r["sampler"], r["seed"], r["n_shot"], r["query_id"])
         )
@@ -308,8 +320,11 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
             "params_hash": params_hash(config.to_dict()),
             "seed": config.seed,
             "roots": {
-                "miniimagenet": str(sources.miniimagenet) if sources.miniimagenet else None,
-                "clevr": str(sources.clevr) if sources.clevr else None,
+                # ingest reads the release only: a raw source it never opened is no root of it
+                "miniimagenet": str(sources.miniimagenet)
+                if sources.miniimagenet and config.mode == "rebuild"
+                else None,
+                "clevr": str(sources.clevr) if sources.clevr and config.mode == "rebuild" else None,
                 "rendered": "rendered",
                 "ingest": str(sources.ingest_image_root())
                 if config.mode == "ingest" and sources.ingest

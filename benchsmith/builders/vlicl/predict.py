@@ -7,7 +7,7 @@ query's images with its question and an open ``Answer:`` (the paper's LLaVA-styl
 interleaved where they belong). It is written as ``query_id``, ``n_shot`` and ``seed``: what the
 VL-ICL scorer reads. ``--shots`` and ``--seeds`` choose which episodes are run.
 
-A text-to-image task (``open_t2i_mi``) asks for an image instead: the instruction, each
+A text-to-image task (``open_t2i_mi``, ``cobsat``) asks for an image instead: the instruction, each
 demonstration's prompt followed by its image ("Generate a dax", image), then the query's prompt,
 as the original's ``ICL_T2I_inference`` lays them out; the request's ``output`` is ``"image"``.
 
@@ -36,6 +36,9 @@ INSTRUCTIONS = {
     # text to image: the answer is an image
     "open_t2i_mi": "Each example pairs a made-up name with an image of what it names. Learn "
     "the names from the examples and generate an image of what the last name names.",
+    "cobsat": "The example images share a hidden object or attribute; each text names what "
+    "else its image shows. Infer what they share and generate an image of it combined with "
+    "the last text.",
     # text variants (text_variants.py): the examples in words; the query in words or an image
     "clevr_text": "Each scene is described in words and each question names an attribute and "
     "a value; count the objects in the scene that have it, following the examples. Answer with "

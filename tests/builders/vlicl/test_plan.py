@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from vlicl_fixtures import shuffle_csv_rows, write_vlicl_sample_sources
 
-from benchsmith.builders.vlicl.config import TASKS, VliclConfig
+from benchsmith.builders.vlicl.config import REBUILT_TASKS as TASKS
+from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.core.errors import BenchsmithError
 
