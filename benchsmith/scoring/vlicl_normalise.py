@@ -227,9 +227,8 @@ TASK_KINDS: dict[str, str] = {
     "matching_mi": "yes_no",
 }
 """Task name (``_text`` variants use their base task) -> answer kind."""
-TEXT_TO_IMAGE_TASKS = frozenset(
-    {"open_t2i_mi", "cobsat"}
-)  # answered with an image: a judge's, not ours
+# answered with an image: a judge's, not ours
+TEXT_TO_IMAGE_TASKS = frozenset({"open_t2i_mi", "cobsat", "fast_count_t2i", "fast_attr_t2i"})
 
 _MATCHERS: dict[str, Callable[[str, str, Mode], bool]] = {
     "operator": match_operator,

@@ -30,8 +30,9 @@ IMAGE_TASKS = (
     "operator_induction_interleaved",
 )
 # from the official release only (mode: ingest): their sources (CoBSAT's images) are not ours
-RELEASE_TASKS = ("cobsat",)
-GENERATION_TASKS = ("open_t2i_mi", "cobsat")  # text to image: the answer is a generated image
+RELEASE_TASKS = ("cobsat", "fast_count_t2i", "fast_attr_t2i")
+# text to image: the answer is a generated image
+GENERATION_TASKS = ("open_t2i_mi", "cobsat", "fast_count_t2i", "fast_attr_t2i")
 # variants: made from image tasks' rows
 TASKS = (*IMAGE_TASKS, "open_t2i_mi", *TEXT_VARIANTS, *RELEASE_TASKS)
 REBUILT_TASKS = tuple(t for t in TASKS if t not in RELEASE_TASKS)  # what rebuild mode can make
@@ -50,6 +51,10 @@ DEFAULT_SHOTS: dict[str, tuple[int, ...]] = {
     "operator_induction": (0, 1, 2, 4, 8),
     "operator_induction_interleaved": (0, 1, 2, 4, 8),
     "cobsat": (0, 1, 2, 4, 8),  # a scenario has 8 support images
+    # the fast T2I tasks: 2-way episodes as open_t2i_mi's (the paper does not list their
+    # shots; an episode that stores fewer images per class stops the plan, naming this key)
+    "fast_count_t2i": (0, 1, 2, 4, 5),
+    "fast_attr_t2i": (0, 1, 2, 4, 5),
 }
 DEFAULT_SHOTS.update({variant: DEFAULT_SHOTS[base] for variant, (base, _) in TEXT_VARIANTS.items()})
 DEFAULT_EPISODE_SEEDS = (0, 1, 2)
@@ -148,7 +153,10 @@ class VliclPlanSettings:
         "VL-ICL release (faithful, versioned separately)", choices=MODES,
     )  # fmt: skip
     tasks: tuple[str, ...] = setting(
-        REBUILT_TASKS, "tasks to build (cobsat: ingest mode only)", choices=TASKS, metavar="TASK"
+        REBUILT_TASKS,
+        "tasks to build (cobsat, fast_count_t2i, fast_attr_t2i: ingest mode only)",
+        choices=TASKS,
+        metavar="TASK",
     )
     seed: int | None = setting(None, "build seed (null: the top-level seed)", minimum=0,
                                metavar="S")  # fmt: skip
@@ -198,7 +206,7 @@ class VliclConfig:
         release_only = [t for t in self.tasks if t in RELEASE_TASKS]
         if self.mode == "rebuild" and release_only:
             raise _fail(
-                f"{release_only} come from the VL-ICL release only (CoBSAT's images are not "
+                f"{release_only} come from the VL-ICL release only (their images are not "
                 "among benchsmith's sources): build them with vlicl.mode: ingest and the "
                 "release folder (--ingest-root), or leave them out of tasks",
                 "tasks",

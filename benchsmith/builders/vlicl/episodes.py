@@ -36,7 +36,8 @@ from benchsmith.core.errors import PlanError
 from benchsmith.core.hashing import stable_int
 from benchsmith.core.rng import derived_rng
 
-OPEN_TASKS = ("open_mi", "open_t2i_mi")  # stored 2-way episodes: the same draws (and T2I branch)
+# stored 2-way episodes: the same draws (open_mi's branch and the original's T2I branch)
+OPEN_TASKS = ("open_mi", "open_t2i_mi", "fast_count_t2i", "fast_attr_t2i")
 SAMPLER_VERSIONS = {
     "hashed": "hashed-1",
     "legacy": "legacy-1 (VL-ICL 2b77eee select_demonstration)",
@@ -93,9 +94,9 @@ def open_mi_demos(query: dict[str, Any], n_shot: int, distractor: str, query_fir
         for key in order:
             if i >= len(stored[key]):
                 raise PlanError(
-                    f"open_mi {query['id']}: {n_shot}-shot needs {n_shot} stored images of "
-                    f"{key!r}, the episode has {len(stored[key])}",
-                    fix="lower vlicl.shots.open_mi to the episode's shots",
+                    f"{query['task']} {query['id']}: {n_shot}-shot needs {n_shot} stored images "
+                    f"of {key!r}, the episode has {len(stored[key])}",
+                    fix=f"lower vlicl.shots.{query['task']} to the episode's shots",
                 )
             ids.append(stored[key][i])
             answers.append(key)

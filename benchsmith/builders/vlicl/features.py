@@ -94,6 +94,9 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
 # open_mi's columns and the name a judge looks for in a generated image (the query's answer)
 EXTRAS["open_t2i_mi"] = {**EXTRAS["open_mi"], "class_name": _STRING}
+# the fast T2I tasks (ingest only): open_t2i_mi's columns (the demo prompt, built from the
+# stored caption, is the support row's question)
+EXTRAS["fast_count_t2i"] = EXTRAS["fast_attr_t2i"] = EXTRAS["open_t2i_mi"]
 # CoBSAT (ingest only): the scenario a query belongs to (demonstrations come from the same one)
 # and both values a judge looks for; ``answer`` is the latent one
 EXTRAS["cobsat"] = {
@@ -138,6 +141,9 @@ REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
         for task in OPERATOR_TASKS
     },
 }
+REQUIRED_EXTRAS["fast_count_t2i"] = REQUIRED_EXTRAS["fast_attr_t2i"] = REQUIRED_EXTRAS[
+    "open_t2i_mi"
+]
 REQUIRED_EXTRAS.update({
     variant: {split: (*REQUIRED_EXTRAS[base][split], *TEXT_EXTRAS) for split in SPLITS}
     for variant, (base, _) in TEXT_VARIANTS.items()

@@ -9,8 +9,8 @@ The JSON names images relative to ROOT; :mod:`.ingest_images` finds them (extrac
 zips when needed). This module turns each task's JSON entries into build-directory rows.
 
 Row ids are file positions, so the legacy sampler walks queries in the release's file order.
-CoBSAT (text to image, not among our sources) is read here too: its rows keep the release's
-scenario fields and its two-value answer, which the judge checks.
+The text-to-image tasks (CoBSAT, the fast T2I tasks, ``open_t2i_mi``) are read by
+:mod:`.ingest_t2i`.
 Fields the release does not carry (MiniImageNet class of matching pairs, CLEVR scene when the
 file name does not say) are empty strings / -1 and counted in the stats.
 """
@@ -33,6 +33,7 @@ from benchsmith.builders.vlicl.ingest_images import (
     referenced_images,
 )
 from benchsmith.builders.vlicl.ingest_images import ImageResolver as ImageResolver  # re-export
+from benchsmith.builders.vlicl.ingest_t2i import T2I_EPISODE_TASKS, cobsat_rows, t2i_episode_rows
 from benchsmith.builders.vlicl.operators import OPERATOR_NAMES, answers_by_op
 from benchsmith.core.errors import SourceError
 
@@ -281,64 +282,6 @@ def _open_mi_rows(
     return sorted(support, key=lambda r: r["id"]), query
 
 
-COBSAT_LATENTS = ("object", "attribute")
-
-
-def _cobsat_rows(
-    split: str, entries: list[dict], images: ReleaseImages, where: Path, stats: Counter
-) -> list[dict]:
-    """CoBSAT rows: each entry names its scenario (``task``, ``latent`` and the latent field's
-    value), its ``object`` and ``attribute``, the text prompt (``question``), an image (support:
-    the demonstration; query: the release's reference image, or only an ``id``) and ``answer`` =
-    [latent value, non-latent value], what a judge looks for. The published ``answer`` is the
-    latent value (the concept inferred from the demonstrations) and ``answers`` both. A query's
-    reference image is checked and named in its provenance but not published as an image: the
-    model never sees it and the judge does not compare with it (a copy of it is no answer key)."""
-    rows = []
-    for k, entry in enumerate(entries):
-        latent = entry.get("latent")
-        fields = {name: entry.get(name) for name in ("task", "object", "attribute")}
-        answer = entry.get("answer")
-        problem = None
-        if latent not in COBSAT_LATENTS:
-            problem = f"latent {latent!r} is not one of {', '.join(COBSAT_LATENTS)}"
-        elif not all(isinstance(v, str) and v for v in fields.values()):
-            problem = f"task, object and attribute must be non-empty strings, got {fields}"
-        elif not (isinstance(answer, list) and len(answer) == 2
-                  and all(isinstance(a, str) and a for a in answer)):  # fmt: skip
-            problem = f"answer {answer!r} is not [latent value, non-latent value]"
-        if problem:
-            raise SourceError(f"{where.name}[{k}]: {problem}", path=where, fix=RELEASE_FIX)
-        other = "attribute" if latent == "object" else "object"
-        if answer != [fields[latent], fields[other]]:
-            stats[f"{split}_answer_not_its_fields"] += 1  # kept as released: what was judged
-        paths = as_list(entry.get("image"))
-        if split == "support" and len(paths) != 1:
-            raise SourceError(f"{where.name}[{k}]: a CoBSAT demonstration needs one image, "
-                              f"got {len(paths)}", path=where, fix=RELEASE_FIX)  # fmt: skip
-        refs, sources = images.refs(paths, split, _entry_id(entry, k), where)
-        rows.append(
-            make_row(
-                "cobsat",
-                split,
-                k,
-                images=refs if split == "support" else [],  # a query's image is never shown
-                question=str(entry.get("question", "")),
-                answer=answer[0],
-                extras={
-                    "scenario_id": f"{fields['task']}|{latent}|{fields[latent]}",
-                    "cobsat_task": fields["task"],
-                    "latent": latent,
-                    "object": fields["object"],
-                    "attribute": fields["attribute"],
-                    "answers": list(answer),
-                },
-                sources=sources,
-            )
-        )
-    return rows
-
-
 def ingest_task(
     root: str | Path, task: str, hashes: ImageHashes, images_root: str | Path | None = None
 ) -> TaskRows:
@@ -349,7 +292,9 @@ def ingest_task(
     root = Path(root)
     query_path, support_path = root / task / "query.json", root / task / "support.json"
     query_entries = _load_list(query_path)
-    support_entries = [] if task == "open_mi" else _load_list(support_path)
+    # open_mi and the 2-way text-to-image tasks keep their episodes inside each query
+    stored_inside = task == "open_mi" or task in T2I_EPISODE_TASKS
+    support_entries = [] if stored_inside else _load_list(support_path)
     images = ReleaseImages(
         root, Path(images_root) if images_root is not None else root, task, hashes
     )
@@ -368,12 +313,14 @@ def ingest_task(
         support = _operator_rows(task, "support", support_entries, images, support_path, stats)
         query = _operator_rows(task, "query", query_entries, images, query_path, stats)
     elif task == "cobsat":
-        support = _cobsat_rows("support", support_entries, images, support_path, stats)
-        query = _cobsat_rows("query", query_entries, images, query_path, stats)
+        support = cobsat_rows("support", support_entries, images, support_path, stats)
+        query = cobsat_rows("query", query_entries, images, query_path, stats)
+    elif task in T2I_EPISODE_TASKS:
+        support, query = t2i_episode_rows(task, query_entries, images, query_path)
     else:
         raise SourceError(
             f"ingest does not handle task {task!r}",
-            fix="ingest the five image-to-text tasks or cobsat",
+            fix="ingest the five image-to-text tasks, open_t2i_mi, cobsat or the fast T2I tasks",
         )
     return TaskRows(
         support, query, {**dict(sorted(stats.items())), "extracted_zips": images.extracted}

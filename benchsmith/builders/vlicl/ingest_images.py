@@ -83,6 +83,10 @@ def as_list(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
+# tasks whose queries store their episode's support images (open_mi and the 2-way T2I tasks)
+EPISODES_IN_QUERIES = ("open_mi", "open_t2i_mi", "fast_count_t2i", "fast_attr_t2i")
+
+
 def referenced_images(task: str, split: str, entries: list[dict]) -> list[str]:
     """Every image path an entry names (query/support images of all shapes)."""
     paths: list[str] = []
@@ -92,7 +96,7 @@ def referenced_images(task: str, split: str, entries: list[dict]) -> list[str]:
                 paths += as_list((entry.get(key) or {}).get("image"))
         else:
             paths += as_list(entry.get("image"))
-        if task == "open_mi" and split == "query":
+        if task in EPISODES_IN_QUERIES and split == "query":
             for stored in (entry.get("support") or {}).values():
                 paths += as_list(stored.get("images"))
     return paths

@@ -203,6 +203,13 @@ def choices(config: VliclConfig) -> list[str]:
             "Fields the release does not store (matching class names, CLEVR scene for unusual "
             "file names, operator operands that cannot be recovered) are empty or -1 and counted.",
         ]
+        if any(t in config.tasks for t in ("open_t2i_mi", "fast_count_t2i", "fast_attr_t2i")):
+            out.append(
+                "open_t2i_mi, fast_count_t2i, fast_attr_t2i: support rows are the 2-way "
+                "episodes stored inside each query (images per class, with the fast tasks' "
+                "captions as demo prompts); the query's own image, when the release has one, "
+                "is named in provenance, never shown; its answer is what a judge looks for."
+            )
         if "cobsat" in config.tasks:
             out.append(
                 "cobsat: rows keep the release's scenario (task, latent field and value), "
@@ -243,7 +250,7 @@ def choices(config: VliclConfig) -> list[str]:
         "open_mi episodes are 2-way: the distractor class and the class order are drawn per "
         "query, and shot i uses the i-th stored image of each class, interleaved A, B, A, B.",
     ]
-    if "open_t2i_mi" in config.tasks:
+    if "open_t2i_mi" in config.tasks and config.mode == "rebuild":
         out.append(
             f"open_t2i_mi: {s.open_t2i_mi_episodes} episodes drawn as open_mi's (its own draws): "
             "demonstrations are ('Generate a <word>', an image of the class), the query is "

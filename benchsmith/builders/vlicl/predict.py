@@ -36,6 +36,12 @@ INSTRUCTIONS = {
     # text to image: the answer is an image
     "open_t2i_mi": "Each example pairs a made-up name with an image of what it names. Learn "
     "the names from the examples and generate an image of what the last name names.",
+    "fast_count_t2i": "Each example pairs a text naming how many of a made-up thing to draw "
+    "with an image of them. Learn what the made-up name stands for and generate an image for "
+    "the last text.",
+    "fast_attr_t2i": "Each example pairs a text naming a made-up thing with an attribute with "
+    "an image of it. Learn what the made-up name stands for and generate an image for the "
+    "last text.",
     "cobsat": "The example images share a hidden object or attribute; each text names what "
     "else its image shows. Infer what they share and generate an image of it combined with "
     "the last text.",
