@@ -32,7 +32,11 @@ benchsmith scores in one of two modes:
     - open_mi: case-insensitive after removing surrounding quotes, trailing punctuation, an
       echoed ``"This is"`` and a leading article (a/an/the): ``"This is a dax!"`` -> ``dax``;
     - matching_mi: the first standalone ``yes`` or ``no`` decides; no such word is wrong for
-      Yes- and No-items alike.
+      Yes- and No-items alike;
+    - textocr: the reply's first line, *not* cut at a ``.`` (the original's cut makes
+      ``www.ikea.com`` read ``www``), without surrounding quotes, trailing punctuation or an
+      echoed "The text (in the red box) is", compared case-insensitively with the gold read
+      the same way (legacy: the original's cut, then exact).
 
 Every function here is pure; ``None`` (no response at all) is handled by the caller, which always
 scores it as wrong.
@@ -181,6 +185,32 @@ def extract_yes_no(prediction: str) -> str | None:
 # --- matchers ----------------------------------------------------------------------------------
 
 
+_TEXT_ECHO = re.compile(  # "The text in the red box is", "Text:" (a lead-in needs its verb or colon)
+    r"^(?:the\s+)?(?:text|word)(?:\s+(?:shown|written))?(?:\s+in\s+the\s+(?:red\s+)?box)?"
+    r"(?:\s+(?:is|reads|says)\b\s*:?|\s*:)\s*", re.IGNORECASE)  # fmt: skip
+
+
+def extract_ocr_text(prediction: str) -> str | None:
+    """The word a TextOCR reply gives: its first non-empty line (read as every scorer reads
+    replies), without an echoed lead-in, surrounding quotes or trailing punctuation."""
+    text = _ANSWER_LABEL.sub("", read_reply(prediction), count=1).strip()
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = _TEXT_ECHO.sub("", line, count=1)
+    return ocr_word(line) or None
+
+
+def ocr_word(text: str) -> str:
+    return text.strip().strip(_QUOTES).rstrip(_TRAILING_PUNCTUATION).strip().casefold()
+
+
+def match_ocr(prediction: str, gold: str, mode: Mode = "fixed") -> bool:
+    """TextOCR: the word inside the red box."""
+    if mode == "legacy":
+        return _legacy_exact(prediction, gold)
+    word = extract_ocr_text(prediction)
+    return word is not None and word == ocr_word(gold)
+
+
 def _legacy_exact(prediction: str, gold: str) -> bool:
     return original_normalise(prediction).lower() == str(gold).lower()
 
@@ -225,6 +255,7 @@ TASK_KINDS: dict[str, str] = {
     "clevr": "count",
     "open_mi": "label",
     "matching_mi": "yes_no",
+    "textocr": "ocr",
 }
 """Task name (``_text`` variants use their base task) -> answer kind."""
 # answered with an image: a judge's, not ours
@@ -235,12 +266,14 @@ _MATCHERS: dict[str, Callable[[str, str, Mode], bool]] = {
     "count": match_clevr,
     "label": match_open_label,
     "yes_no": match_yes_no,
+    "ocr": match_ocr,
 }
 _EXTRACTORS: dict[str, Callable[[str], object]] = {
     "operator": extract_signed_int,
     "count": extract_count,
     "label": extract_label,
     "yes_no": extract_yes_no,
+    "ocr": extract_ocr_text,
 }
 
 

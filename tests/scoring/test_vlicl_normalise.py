@@ -193,8 +193,9 @@ def test_matcher_dispatches_by_task_and_rejects_unknown_ones():
     assert not matcher("operator_induction_interleaved", "legacy")("x = -2", "-2")
     assert matcher("clevr_text")("two", "2")  # text variants use their base task
     assert matcher("matching_mi")("no", "No")
-    with pytest.raises(ValueError, match="textocr"):
-        matcher("textocr")
+    assert matcher("textocr")("www.ikea.com", "www.ikea.com")  # no cut at the first dot
+    with pytest.raises(ValueError, match="no scorer for task 'cobsat'"):
+        matcher("cobsat")  # an image answer: the judge's (vlicl_judge), not a matcher
     with pytest.raises(ValueError, match="mode"):
         matcher("clevr", "lenient")  # type: ignore[arg-type]
 

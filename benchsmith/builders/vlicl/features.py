@@ -94,6 +94,18 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
 # open_mi's columns and the name a judge looks for in a generated image (the query's answer)
 EXTRAS["open_t2i_mi"] = {**EXTRAS["open_mi"], "class_name": _STRING}
+# TextOCR (ingest only, for now): the annotation of the word in the red box (-1 / empty when the
+# release entry does not carry it)
+_FLOAT = datasets.Value("float64")
+EXTRAS["textocr"] = {
+    "bbox": datasets.List(_FLOAT),  # [x, y, w, h] in the TextOCR image
+    "points": datasets.List(_FLOAT),  # the polygon, x1, y1, x2, y2, ...
+    "area": _FLOAT,
+    "img_w": _INT32,
+    "img_h": _INT32,
+    "textocr_img_id": _STRING,
+    "ann_id": _STRING,
+}
 # the fast T2I tasks (ingest only): open_t2i_mi's columns (the demo prompt, built from the
 # stored caption, is the support row's question)
 EXTRAS["fast_count_t2i"] = EXTRAS["fast_attr_t2i"] = EXTRAS["open_t2i_mi"]
@@ -132,6 +144,7 @@ REQUIRED_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "matching_mi": {s: ("group_id", "label", "class_a", "class_b") for s in SPLITS},
     "cobsat": {s: tuple(EXTRAS["cobsat"]) for s in SPLITS},
+    "textocr": {s: tuple(EXTRAS["textocr"]) for s in SPLITS},
     "clevr": {
         s: ("attribute", "value", "count", "source_split", "scene_index", "value_present")
         for s in SPLITS

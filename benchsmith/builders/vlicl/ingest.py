@@ -282,6 +282,42 @@ def _open_mi_rows(
     return sorted(support, key=lambda r: r["id"]), query
 
 
+TEXTOCR_NUMBERS = {"area": -1.0, "img_w": -1, "img_h": -1}
+
+
+def _textocr_rows(
+    split: str, entries: list[dict], images: ReleaseImages, where: Path, stats: Counter
+) -> list[dict]:
+    """TextOCR rows: one image with a red box, the question and the word in the box. The
+    annotation fields the rebuild records (``bbox``, ``points``, ``area``, ``img_w``, ``img_h``,
+    the TextOCR image and annotation ids) are kept when the release entry has them, else empty
+    or -1 and counted, never guessed."""
+    rows = []
+    for k, entry in enumerate(entries):
+        paths, answer = as_list(entry.get("image")), entry.get("answer")
+        if len(paths) != 1 or not isinstance(answer, str) or not answer:
+            raise SourceError(f"{where.name}[{k}]: a TextOCR item needs one image and a word "
+                              f"answer, got {len(paths)} image(s) and {answer!r}",
+                              path=where, fix=RELEASE_FIX)  # fmt: skip
+        extras: dict[str, Any] = {
+            "bbox": [float(v) for v in entry.get("bbox") or []],
+            "points": [float(v) for v in entry.get("points") or []],
+            **{
+                name: default if entry.get(name) is None else type(default)(entry[name])
+                for name, default in TEXTOCR_NUMBERS.items()
+            },  # fmt: skip
+            "textocr_img_id": str(entry.get("textocr_img_id", entry.get("image_id", ""))),
+            "ann_id": str(entry.get("ann_id", "")),
+        }
+        if not extras["bbox"] or not extras["ann_id"]:
+            stats[f"{split}_without_annotation"] += 1
+        refs, sources = images.refs(paths, split, _entry_id(entry, k), where)
+        rows.append(make_row("textocr", split, k, images=refs,
+                             question=str(entry.get("question", "")), answer=answer,
+                             extras=extras, sources=sources))  # fmt: skip
+    return rows
+
+
 def ingest_task(
     root: str | Path, task: str, hashes: ImageHashes, images_root: str | Path | None = None
 ) -> TaskRows:
@@ -312,6 +348,9 @@ def ingest_task(
     elif task in OPERATOR_TASKS:
         support = _operator_rows(task, "support", support_entries, images, support_path, stats)
         query = _operator_rows(task, "query", query_entries, images, query_path, stats)
+    elif task == "textocr":
+        support = _textocr_rows("support", support_entries, images, support_path, stats)
+        query = _textocr_rows("query", query_entries, images, query_path, stats)
     elif task == "cobsat":
         support = cobsat_rows("support", support_entries, images, support_path, stats)
         query = cobsat_rows("query", query_entries, images, query_path, stats)
@@ -320,7 +359,8 @@ def ingest_task(
     else:
         raise SourceError(
             f"ingest does not handle task {task!r}",
-            fix="ingest the five image-to-text tasks, open_t2i_mi, cobsat or the fast T2I tasks",
+            fix="ingest the five image-to-text tasks, textocr, open_t2i_mi, cobsat or the "
+            "fast T2I tasks",
         )
     return TaskRows(
         support, query, {**dict(sorted(stats.items())), "extracted_zips": images.extracted}
