@@ -44,16 +44,17 @@ choose the columns (and take this generic prompt on a benchsmith folder too).
 --instruction replaces the instruction line ("" for none). --text-only sends no image at all
 (for text-only leakage runs).
 
-Text-to-image configs (VL-ICL open_t2i_mi) ask for an image: each demonstration's prompt and
-image, then the query's prompt. --image-api chat (default) sends them to chat completions with
-"modalities": ["image", "text"] and reads the image from the reply (message.images or an
-image_url part: OpenRouter, LiteLLM, Gemini's OpenAI layer); --image-api images sends the text
-prompt to /images/generations (zero-shot only: that endpoint takes no input images). Each image
-is decoded, then stored once by content next to --out, in FILE-images/<sha256>.<ext>, and its
-row reads
+Text-to-image configs (VL-ICL open_t2i_mi, cobsat, fast_count_t2i, fast_attr_t2i) ask for an
+image: each demonstration's prompt and image, then the query's prompt. --image-api chat
+(default) sends them to chat completions with "modalities": ["image", "text"] and reads the
+image from the reply (message.images or an image_url part: OpenRouter, LiteLLM, Gemini's
+OpenAI layer); --image-api images sends the text prompt to /images/generations (zero-shot
+only: that endpoint takes no input images). Each image is decoded, then stored once by content
+next to --out, in FILE-images/<sha256>.<ext>, and its row reads
   {"query_id": ..., "n_shot": 0, "seed": 0, "model": "M", "response": "FILE-images/<sha256>.png",
    "image_sha256": "<sha256>", "cache_key": "<sha256>"}
-`benchsmith score --judge-model` then asks a vision model whether each image shows the class.
+`benchsmith score --judge-model` then asks a vision model whether each image shows what the
+query's answer names.
 
 Server: --base-url or $OPENAI_BASE_URL; the API key is read from $OPENAI_API_KEY (or the variable
 named by --api-key-env) and is never written anywhere. Local servers need no key.

@@ -59,8 +59,8 @@ def read_generated_image(predictions: Path, response: str, sha256: str | None, l
     except OSError as exc:
         raise BenchsmithError(
             f"the generated image {response} is missing ({exc.strerror})", path=where,
-            fix=f"keep the {images_folder(predictions).name}/ folder next to the predictions "
-            "file (copy both together)",
+            fix=f"keep the {relative.parts[0] if len(relative.parts) > 1 else 'images'}/ folder "
+            "next to the predictions file (copy both together)",
         ) from None  # fmt: skip
     digest = sha256_bytes(data)
     expected = {sha256} if sha256 else set()
