@@ -27,15 +27,8 @@ from benchsmith.core.llm import (
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture
-def server():
-    with ChatServer() as srv:
-        yield srv
+def _clean_env(clean_llm_env):  # the shared fixture (conftest.py), for every test here
+    pass
 
 
 def make_client(server: ChatServer, tmp_path: Path, **overrides) -> LLMClient:

@@ -14,15 +14,8 @@ from benchsmith.core.llm import LLMClient, LLMConfig, image_part, text_part
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture
-def server():
-    with ChatServer() as srv:
-        yield srv
+def _clean_env(clean_llm_env):  # the shared fixture (conftest.py), for every test here
+    pass
 
 
 def client_for(server: ChatServer, tmp_path, **overrides) -> LLMClient:
