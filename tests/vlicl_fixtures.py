@@ -48,3 +48,18 @@ def shuffle_csv_rows(mini: Path, out: Path, splits: tuple[str, ...], seed: int) 
         random.Random(seed).shuffle(body)
         (out / f"{split}.csv").write_text("\n".join([lines[0], *body]) + "\n", encoding="utf-8")
     return out
+
+
+def publish_ingested(release: Path, tasks: list[str], folder: Path) -> Path:
+    """``build vlicl plan --mode ingest`` of ``tasks`` from ``release``, its leakage step and
+    ``publish``, as a user runs them (the CLI); the plan goes to ``folder/plan`` and the
+    dataset to ``folder/published``, which is returned."""
+    from benchsmith.cli import main
+
+    plan, published = folder / "plan", folder / "published"
+    for argv in (["build", "vlicl", "plan", "--mode", "ingest", "--tasks", *tasks,
+                  "--ingest-dir", release, "--out", plan],
+                 ["build", "vlicl", "leakage", plan],
+                 ["publish", "vlicl", plan, "--out", published]):  # fmt: skip
+        assert main([str(a) for a in argv]) == 0, argv
+    return published

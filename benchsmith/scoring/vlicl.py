@@ -100,13 +100,15 @@ def load_gold(dataset_dir: str | Path, config: str) -> list[GoldQuery]:
 
 
 @dataclass
-class _Tally:
+class RunTally:
+    """One (shot count, seed) run's counts, or several pooled (the image judge adds to it)."""
+
     correct: int = 0
     n: int = 0
     missing: int = 0
     unparsed: int = 0
 
-    def add(self, other: _Tally) -> None:
+    def add(self, other: RunTally) -> None:
         self.correct += other.correct
         self.n += other.n
         self.missing += other.missing
@@ -117,9 +119,9 @@ def _score_run(
     golds: list[GoldQuery],
     responses: dict[str, str | None],
     matchers: dict[str, Matcher],
-) -> _Tally:
+) -> RunTally:
     """One (shot, seed) run over every query of the config."""
-    tally = _Tally(n=len(golds))
+    tally = RunTally(n=len(golds))
     for gold in golds:
         response = responses.get(gold.query_id)
         if response is None:
@@ -130,8 +132,8 @@ def _score_run(
     return tally
 
 
-def _shot_block(per_seed: dict[int, _Tally]) -> dict[str, Any]:
-    pooled = _Tally()
+def _shot_block(per_seed: dict[int, RunTally]) -> dict[str, Any]:
+    pooled = RunTally()
     for tally in per_seed.values():
         pooled.add(tally)
     accuracy, stderr = rate((pooled.correct, pooled.n))
@@ -192,10 +194,10 @@ def score_vlicl(
             + (f" (e.g. {golds[0].query_id!r})" if golds else ""),
         )
     matchers = {task: matcher(task, mode) for task in {g.task for g in golds}}
-    by_shot: dict[int, dict[int, _Tally]] = defaultdict(dict)
+    by_shot: dict[int, dict[int, RunTally]] = defaultdict(dict)
     for (n_shot, seed), responses in sorted(runs.items()):
         by_shot[n_shot][seed] = _score_run(golds, responses, matchers)
-    overall = _Tally()
+    overall = RunTally()
     for per_seed in by_shot.values():
         for tally in per_seed.values():
             overall.add(tally)

@@ -36,6 +36,7 @@ from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.scoring.base import rate, read_gold_table
+from benchsmith.scoring.vlicl import RunTally
 
 JUDGE_PROMPTS = {
     "fixed": "Does this image show {concept}? Answer with one word: yes or no.",
@@ -102,18 +103,13 @@ def load_image_gold(dataset_dir: str | Path, config: str) -> list[GoldImageQuery
 
 
 @dataclass
-class _ImageTally:
-    correct: int = 0
-    n: int = 0
-    missing: int = 0
-    unparsed: int = 0
+class _ImageTally(RunTally):
+    """The text scorer's counts, plus how often each of CoBSAT's two values was seen."""
+
     concept_hits: list[int] = field(default_factory=lambda: [0, 0])  # latent, non-latent
 
-    def add(self, other: _ImageTally) -> None:
-        self.correct += other.correct
-        self.n += other.n
-        self.missing += other.missing
-        self.unparsed += other.unparsed
+    def add(self, other: _ImageTally) -> None:  # type: ignore[override]
+        super().add(other)
         self.concept_hits = [
             a + b for a, b in zip(self.concept_hits, other.concept_hits, strict=True)
         ]

@@ -15,6 +15,7 @@ import pytest
 from chat_server import ChatServer, ImageReply, Reply
 from cobsat_release import SCENARIOS, seen, write_cobsat_release
 from PIL import Image
+from vlicl_fixtures import publish_ingested
 
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import VliclConfig
@@ -122,12 +123,7 @@ def test_predict_judge_score_checks_latent_and_non_latent(release, tmp_path, mon
     at zero shots everything fails."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
-    plan, published = tmp_path / "plan", tmp_path / "published" / "vlicl"
-    for argv in (["build", "vlicl", "plan", "--mode", "ingest", "--tasks", "cobsat",
-                  "--ingest-dir", release, "--out", plan],
-                 ["build", "vlicl", "leakage", plan],
-                 ["publish", "vlicl", plan, "--out", published]):  # fmt: skip
-        assert main([str(a) for a in argv]) == 0, argv
+    published = publish_ingested(release, ["cobsat"], tmp_path)
     grey = io.BytesIO()
     Image.new("RGB", (48, 48), (128, 128, 128)).save(grey, format="PNG")
 
@@ -174,12 +170,7 @@ def test_audit_rederives_cobsat_rows_and_names_a_changed_column(release, tmp_pat
     from benchsmith.core.hashing import sha256_file
 
     monkeypatch.chdir(tmp_path)
-    plan, published = tmp_path / "plan", tmp_path / "published"
-    for argv in (["build", "vlicl", "plan", "--mode", "ingest", "--tasks", "cobsat",
-                  "--ingest-dir", release, "--out", plan],
-                 ["build", "vlicl", "leakage", plan],
-                 ["publish", "vlicl", plan, "--out", published]):  # fmt: skip
-        assert main([str(a) for a in argv]) == 0, argv
+    published = publish_ingested(release, ["cobsat"], tmp_path)
     assert main(["audit", str(published), "--workers", "1"]) == 0
     info_path = published / "build_info.json"
     info = json.loads(info_path.read_text())

@@ -16,6 +16,7 @@ import pytest
 from chat_server import ChatServer, ImageReply
 from PIL import Image
 from t2i_release import CLASSES, REAL, SHOTS_STORED, TASKS, caption, colour, write_t2i_release
+from vlicl_fixtures import publish_ingested
 
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import VliclConfig
@@ -106,12 +107,7 @@ def test_shots_past_the_stored_images_name_the_key(release, tmp_path):
 def test_predict_sends_each_prompt_before_its_image(release, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
-    plan, published = tmp_path / "plan", tmp_path / "published"
-    for argv in (["build", "vlicl", "plan", "--mode", "ingest", "--tasks", *TASKS,
-                  "--ingest-dir", release, "--out", plan],
-                 ["build", "vlicl", "leakage", plan],
-                 ["publish", "vlicl", plan, "--out", published]):  # fmt: skip
-        assert main([str(a) for a in argv]) == 0, argv
+    published = publish_ingested(release, list(TASKS), tmp_path)
     grey = io.BytesIO()
     Image.new("RGB", (8, 8), (128, 128, 128)).save(grey, format="PNG")
     with ChatServer(lambda body: ImageReply(grey.getvalue())) as server:

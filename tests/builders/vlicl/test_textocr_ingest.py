@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
+from vlicl_fixtures import publish_ingested
 
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import VliclConfig
@@ -122,13 +123,8 @@ def test_published_textocr_audits_and_scores_each_mode(tmp_path, monkeypatch, ca
     release = write_textocr_release(tmp_path / "VL-ICL")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text("vlicl:\n  shots:\n    textocr: [0, 1, 2]\n")
-    plan, published = tmp_path / "plan", tmp_path / "published"
-    for argv in (["build", "vlicl", "plan", "--mode", "ingest", "--tasks", "textocr",
-                  "--ingest-dir", release, "--out", plan],
-                 ["build", "vlicl", "leakage", plan],
-                 ["publish", "vlicl", plan, "--out", published],
-                 ["audit", published, "--workers", "1"]):  # fmt: skip
-        assert main([str(a) for a in argv]) == 0, argv
+    published = publish_ingested(release, ["textocr"], tmp_path)
+    assert main(["audit", str(published), "--workers", "1"]) == 0
     predictions = tmp_path / "p.jsonl"
     predictions.write_text("".join(
         json.dumps({"query_id": f"textocr/query/{k:05d}", "n_shot": 0, "seed": 0,
