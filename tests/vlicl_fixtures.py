@@ -16,10 +16,12 @@ from benchsmith.sources import SOURCES
 
 
 def write_vlicl_sample_sources(root: Path, seed: int = 0) -> dict[str, Path]:
-    """The sample MiniImageNet and CLEVR as ``source sample`` writes them, under ``root``;
-    returns the folders the readers take (``root/miniimagenet``, ``root/clevr/CLEVR_v1.0``)."""
+    """The sample MiniImageNet, CLEVR and TextOCR as ``source sample`` writes them, under
+    ``root``; returns the folders the readers take (``root/miniimagenet``,
+    ``root/clevr/CLEVR_v1.0``, ``root/textocr/TextOCR``)."""
     return {
-        name: SOURCES.get(name).sample(root / name, seed=seed) for name in ("miniimagenet", "clevr")
+        name: SOURCES.get(name).sample(root / name, seed=seed)
+        for name in ("miniimagenet", "clevr", "textocr")
     }
 
 
@@ -32,7 +34,7 @@ def build_sample_vlicl(root: Path) -> tuple[Path, dict[str, Path]]:
     build = root / "build"
     build_vlicl(
         VliclConfig.from_params({}, "sample"),
-        VliclSources(miniimagenet=sources["miniimagenet"], clevr=sources["clevr"]),
+        VliclSources(**sources),
         build,
     )
     return build, sources

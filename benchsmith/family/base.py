@@ -298,6 +298,12 @@ class RowAuditor(ABC):
         """Cross-row checks of a whole-dataset audit (run after every row); none by default."""
         return None
 
+    def met_unchecked(self, config: str, split: str, row: dict[str, Any]) -> None:
+        """A published row that was not re-derived because one of its source files differs
+        (that file is the finding): an auditor that lists unpublished rows in
+        :meth:`check_whole` counts it as published here."""
+        return None
+
     def unpublished_id(self, row_id: str, report: AuditReport) -> bool:
         """Explain an ``--id`` that no published row has (e.g. a sample curation dropped);
         False when the id is unknown."""

@@ -328,4 +328,5 @@ def _audit_row(
     if intact:
         auditor.audit_row(config, split, row, report)
     else:
+        auditor.met_unchecked(config, split, row)
         report.checked("skipped", "row(s) not re-derived: a source file differs")

@@ -10,6 +10,7 @@ SOURCES = Registry(
     Entry("coco", "benchsmith.sources.coco.source", "COCO"),
     Entry("miniimagenet", "benchsmith.sources.miniimagenet.source", "MINIIMAGENET"),
     Entry("clevr", "benchsmith.sources.clevr.source", "CLEVR"),
+    Entry("textocr", "benchsmith.sources.textocr.source", "TEXTOCR"),
     Entry("scannet", "benchsmith.sources.scannet.source", "SCANNET"),
     Entry("exams", "benchsmith.sources.exams.source", "EXAMS"),
 )

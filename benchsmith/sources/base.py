@@ -96,6 +96,8 @@ class Source(ABC):
     sample_options: ClassVar[tuple[Option, ...]] = ()
     fetch_options: ClassVar[tuple[Option, ...]] = ()
     check_options: ClassVar[tuple[Option, ...]] = ()
+    # why ``prepare`` in the full profile cannot download it (when ``fetch`` is not a verb)
+    not_fetched: ClassVar[str] = "cannot be downloaded by benchsmith (licence-gated)"
 
     def absent(self, verb: str) -> BenchsmithError:
         """The error for a verb this source does not have, naming the ones it has."""
@@ -152,7 +154,7 @@ class Source(ABC):
             return self.link(Path(local), out)
         if "fetch" not in self.verbs:
             raise BenchsmithError(
-                f"{self.title} cannot be downloaded by benchsmith (licence-gated)",
+                f"{self.title} {self.not_fetched}",
                 path="params.yaml",
                 fix=f"set sources.{self.name}.full.local_dir to your copy",
             )

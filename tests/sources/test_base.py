@@ -17,6 +17,7 @@ SAMPLE_OPTIONS = {
     "coco": {"n_images": 40},
     "miniimagenet": {},
     "clevr": {},
+    "textocr": {},
     "scannet": {},
     "exams": {},
 }

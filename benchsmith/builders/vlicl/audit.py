@@ -7,11 +7,11 @@ leakage check with the recorded threshold. The rows publish would write from tha
 expected rows: every published row must equal its expected row in every column, so a changed
 answer, operand, class label, count, image or provenance entry is named with its column. This
 re-derives everything the build derives: operator results, matching labels, open_mi words,
-CLEVR counts from the scenes, embedded images from their files, operator images re-rendered
-with the recorded font, and the episodes drawn from the support rows.
+CLEVR counts from the scenes, TextOCR words from the annotations (their red boxes re-drawn),
+embedded images from their files, operator images re-rendered with the recorded font, and the episodes drawn from the support rows.
 
 Roots come from ``build_info.json``; ``audit --root NAME=DIR`` replaces any of them
-(``miniimagenet``, ``clevr``, ``ingest``, and ``font`` for a TTF path) when sources moved.
+(``miniimagenet``, ``clevr``, ``textocr``, ``ingest``, and ``font`` for a TTF path) when sources moved.
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ from benchsmith.family.base import CardRecipe, RowAuditor
 from benchsmith.hf.layout import splits_written
 
 # provenance ``sources.dataset`` -> the root its ``file`` is relative to
-DATASET_ROOTS = {"miniimagenet": "miniimagenet", "clevr": "clevr", "vl-icl": "ingest"}
-ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
+DATASET_ROOTS = {
+    "miniimagenet": "miniimagenet",
+    "clevr": "clevr",
+    "textocr": "textocr",
+    "vl-icl": "ingest",
+}
+ROOT_NAMES = ("miniimagenet", "clevr", "textocr", "ingest", "font")
 
 
 def _digests(row: dict[str, Any]) -> dict[str, Any]:
@@ -114,6 +119,7 @@ class VliclAuditor(RowAuditor):
         sources = VliclSources(
             miniimagenet=self.roots.get("miniimagenet"),
             clevr=self.roots.get("clevr"),
+            textocr=self.roots.get("textocr"),
             font=self._font(report),
             ingest=self.roots.get("ingest"),
         )
@@ -192,6 +198,10 @@ class VliclAuditor(RowAuditor):
         config: str, row_id: str, row: dict[str, Any], expected: dict[str, Any], report: AuditReport
     ) -> None:
         report.compare_derived_row(config, row_id, row, expected)
+
+    def met_unchecked(self, config: str, split: str, row: dict[str, Any]) -> None:
+        if config != EPISODES_CONFIG:
+            self._seen.setdefault(f"{config}/{split}", set()).add(row["id"])
 
     def check_whole(self, report: AuditReport) -> None:
         """Every rebuilt row and episode of the audited configs is published."""

@@ -2,7 +2,7 @@
 
 Every option defaults to the ``vlicl:`` section of ``params.yaml`` (``--params``); a flag given
 on the command line wins for that run. The raw sources are put in place by ``benchsmith source
-prepare miniimagenet|clevr`` (``data/sources/<name>``); the DVC pipeline calls these same
+prepare miniimagenet|clevr|textocr`` (``data/sources/<name>``); the DVC pipeline calls these same
 commands. Nothing here imports a heavy library until a step runs.
 """
 
@@ -29,7 +29,7 @@ from benchsmith.hf.roots import parse_root_flags
 
 DEFAULT_PLAN = Path("data/vlicl/plan")
 LEAKAGE_REPORT = "leakage.json"
-ROOT_NAMES = ("miniimagenet", "clevr", "ingest", "font")
+ROOT_NAMES = ("miniimagenet", "clevr", "textocr", "ingest", "font")
 
 
 def parse_roots(values: tuple[str, ...]) -> dict[str, str]:
@@ -60,10 +60,11 @@ def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolde
     summary = build_vlicl(
         config,
         VliclSources(
-            folders.miniimagenet,
-            folders.clevr,
-            folders.font,
-            folders.ingest_dir,
+            miniimagenet=folders.miniimagenet,
+            clevr=folders.clevr,
+            font=folders.font,
+            ingest=folders.ingest_dir,
+            textocr=folders.textocr,
         ),
         args.out,
     )
@@ -132,9 +133,10 @@ STEPS = (
         "plan",
         "write the plan folder: support/query rows per task and the episodes",
         "Write PLAN/build_info.json, PLAN/tasks/<task>/{support,query}.jsonl, PLAN/episodes.jsonl "
-        "and PLAN/rendered/ (operator images). Source images stay in their folders and are "
-        "embedded at publish. Deterministic: same sources and params, same bytes. The sources "
-        "default to those `benchsmith source prepare miniimagenet|clevr` put in data/sources/.",
+        "and PLAN/rendered/ (operator images, TextOCR images with their red box). Source images "
+        "stay in their folders and are embedded at publish. Deterministic: same sources and "
+        "params, same bytes. The sources default to those `benchsmith source prepare "
+        "miniimagenet|clevr|textocr` put in data/sources/.",
         PlanInputs,
         run_plan,
         settings=(

@@ -29,13 +29,13 @@ IMAGE_TASKS = (
     "operator_induction",
     "operator_induction_interleaved",
 )
-# from the official release only (mode: ingest): their sources (CoBSAT's images) are not ours
-RELEASE_TASKS = ("textocr", "cobsat", "fast_count_t2i", "fast_attr_t2i")  # textocr: until
-# the TextOCR source reader lands (then it is rebuilt too)
+# from the official release only (mode: ingest): their sources (CoBSAT's images, the fast
+# tasks' frozen episodes) are not among benchsmith's sources
+RELEASE_TASKS = ("cobsat", "fast_count_t2i", "fast_attr_t2i")
 # text to image: the answer is a generated image
 GENERATION_TASKS = ("open_t2i_mi", "cobsat", "fast_count_t2i", "fast_attr_t2i")
 # variants: made from image tasks' rows
-TASKS = (*IMAGE_TASKS, "open_t2i_mi", *TEXT_VARIANTS, *RELEASE_TASKS)
+TASKS = (*IMAGE_TASKS, "open_t2i_mi", "textocr", *TEXT_VARIANTS, *RELEASE_TASKS)
 REBUILT_TASKS = tuple(t for t in TASKS if t not in RELEASE_TASKS)  # what rebuild mode can make
 OPERATOR_TASKS = ("operator_induction", "operator_induction_interleaved")
 MODES = ("rebuild", "ingest")
@@ -105,6 +105,8 @@ class Sizes:
     clevr_query: int = 200
     operator_support: int = 80
     operator_query_per_operator: int = 20  # x 3 operators = 60 queries
+    textocr_support: int = 800  # images from TextOCR train, one boxed word each
+    textocr_query: int = 200  # images from TextOCR val
 
     def to_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -112,8 +114,9 @@ class Sizes:
 
 PROFILE_SIZES = {
     "full": Sizes(),
-    # Fits write_sample_miniimagenet's defaults (train 4 / test 6 classes x 8 images) and
-    # write_sample_clevr's defaults (24 train / 12 val scenes).
+    # Fits write_sample_miniimagenet's defaults (train 4 / test 6 classes x 8 images),
+    # write_sample_clevr's (24 train / 12 val scenes) and write_sample_textocr's (12 train / 6
+    # val images, one of each without a usable word).
     "sample": Sizes(
         open_mi_episodes=8,
         open_t2i_mi_episodes=8,
@@ -121,6 +124,8 @@ PROFILE_SIZES = {
         matching_query_pairs=8,
         clevr_support=24,
         clevr_query=12,
+        textocr_support=10,
+        textocr_query=4,
     ),
 }
 
@@ -136,6 +141,8 @@ _SIZE_KEYS = {
     ("clevr", "query"): "clevr_query",
     ("operators", "support"): "operator_support",
     ("operators", "query_per_operator"): "operator_query_per_operator",
+    ("textocr", "support"): "textocr_support",
+    ("textocr", "query"): "textocr_query",
 }
 
 
@@ -156,7 +163,7 @@ class VliclPlanSettings:
     )  # fmt: skip
     tasks: tuple[str, ...] = setting(
         REBUILT_TASKS,
-        "tasks to build (textocr, cobsat, fast_count_t2i, fast_attr_t2i: ingest mode only)",
+        "tasks to build (cobsat, fast_count_t2i, fast_attr_t2i: ingest mode only)",
         choices=TASKS,
         metavar="TASK",
     )
@@ -316,7 +323,7 @@ class VliclConfig:
         Recognised keys: ``mode``, ``seed``, ``tasks``, ``words``, ``shots: {task: [..]}``,
         ``episode_seeds``, ``samplers`` and ``sizes: {sample|full: {open_mi: {episodes, ways,
         shots}, matching_mi: {support, query}, clevr: {support, query}, operators: {support,
-        query_per_operator}}}``; absent keys keep the profile defaults above.
+        query_per_operator}, textocr: {support, query}}}``; absent keys keep the profile defaults above.
         """
         if profile not in PROFILES:
             raise _fail(f"unknown profile {profile!r}", "profile")
@@ -360,6 +367,10 @@ class VliclSourceFolders:
     )  # fmt: skip
     clevr: Path | None = setting(Path("data/sources/clevr/CLEVR_v1.0"), "the CLEVR_v1.0 folder",
                                  metavar="DIR")  # fmt: skip
+    textocr: Path | None = setting(
+        Path("data/sources/textocr/TextOCR"), "the TextOCR folder "
+        "(TextOCR_0.1_{train,val}.json and train_images/)", metavar="DIR",
+    )  # fmt: skip
     font: Path | None = setting(
         None, "TTF for the operator images (null: Pillow's embedded font; sha256 recorded)",
         metavar="TTF",

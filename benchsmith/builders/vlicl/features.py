@@ -94,8 +94,8 @@ EXTRAS: dict[str, dict[str, datasets.features.features.FeatureType]] = {
 EXTRAS["operator_induction_interleaved"] = EXTRAS["operator_induction"]
 # open_mi's columns and the name a judge looks for in a generated image (the query's answer)
 EXTRAS["open_t2i_mi"] = {**EXTRAS["open_mi"], "class_name": _STRING}
-# TextOCR (ingest only, for now): the annotation of the word in the red box (-1 / empty when the
-# release entry does not carry it)
+# TextOCR: the annotation of the word in the red box (ingested: -1 / empty when the release
+# entry does not carry it)
 _FLOAT = datasets.Value("float64")
 EXTRAS["textocr"] = {
     "bbox": datasets.List(_FLOAT),  # [x, y, w, h] in the TextOCR image

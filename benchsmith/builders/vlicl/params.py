@@ -29,6 +29,7 @@ def _sizes() -> Block:
             "matching_mi": Block({"support": _COUNT, "query": _COUNT}),
             "clevr": Block({"support": _COUNT, "query": _COUNT}),
             "operators": Block({"support": _COUNT, "query_per_operator": _COUNT}),
+            "textocr": Block({"support": _COUNT, "query": _COUNT}),
         }
     )
 

@@ -37,12 +37,14 @@ from benchsmith.builders.vlicl.text_variants import (
     text_variant_rows,
     twin_episodes,
 )
+from benchsmith.builders.vlicl.textocr import build_textocr
 from benchsmith.core.atomic import atomic_directory, atomic_write_json, atomic_write_text
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import canonical_json, params_hash, sha256_bytes, sha256_file
 from benchsmith.core.progress import log
 from benchsmith.sources.clevr.reader import read_clevr_scenes, scenes_path
 from benchsmith.sources.miniimagenet.reader import MiniImageNet, read_miniimagenet
+from benchsmith.sources.textocr.reader import annotations_path, read_textocr
 
 MINI_TASKS = ("open_mi", "matching_mi", "open_t2i_mi")
 UPSTREAM = {"repo": "ys-zong/VL-ICL", "repo_commit": "2b77eee", "hf_dataset": "ys-zong/VL-ICL"}
@@ -57,6 +59,7 @@ class VliclSources:
     font: Path | None = None  # TTF for operator images; None = Pillow's embedded font
     ingest: Path | None = None  # VL-ICL release root (<task>/query.json ...), ingest mode
     ingest_images: Path | None = None  # where zips are extracted; None = the release root
+    textocr: Path | None = None  # the TextOCR folder (annotations + train_images/)
 
     def ingest_image_root(self) -> Path | None:
         return self.ingest_images if self.ingest_images is not None else self.ingest
@@ -149,6 +152,23 @@ def _rebuild_tasks(
             hashes=hashes,
             scenes_sha256=scenes_sha,
         )
+    if "textocr" in config.tasks:
+        log("vlicl: textocr boxed words")
+        root = _need(sources.textocr, "the TextOCR folder", "--textocr")
+        images = {split: read_textocr(root, split) for split in ("train", "val")}
+        words_sha = {split: sha256_file(annotations_path(root, split)) for split in images}
+        digest["textocr"] = {"annotations_sha256": words_sha}
+        rows["textocr"] = build_textocr(
+            images["train"],
+            images["val"],
+            n_support=sizes.textocr_support,
+            n_query=sizes.textocr_query,
+            seed=seed,
+            root=root,
+            hashes=hashes,
+            annotations_sha256=words_sha,
+            rendered_dir=staging / "rendered",
+        )
     operator_tasks = [t for t in config.tasks if t in OPERATOR_TASKS]
     if operator_tasks:
         font, info = load_operator_font(sources.font)
@@ -239,6 +259,15 @@ def choices(config: VliclConfig) -> list[str]:
             "operators: images are rendered with a pinned font (see build_info font) on a "
             "256x256 white canvas; the interleaved task shows one digit per image.",
         ]
+        if "textocr" in config.tasks:
+            out.append(
+                f"textocr: {s.textocr_support} support images from TextOCR train, "
+                f"{s.textocr_query} queries from TextOCR val (disjoint Open Images), drawn "
+                "without replacement among images with a usable word; the word is the largest "
+                "box among words that are legible (not '.'), axis-aligned (the polygon fills at "
+                "least 90% of its box) and inside the image; a red box (255, 0, 0) is drawn "
+                "just outside it and the image saved as JPEG (quality 95, 4:4:4)."
+            )
     out += [
         f"Episodes: shot lists {', '.join(f'{t} {list(config.task_shots(t))}' for t in config.tasks)}; "
         f"seeds {list(config.episode_seeds)}.",
@@ -268,7 +297,17 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
     digest: dict[str, Any] = {}
     stats: dict[str, Any] = {}
     episode_rows: list[dict[str, Any]] = []
-    inputs = [p for p in (sources.miniimagenet, sources.clevr, sources.font, sources.ingest) if p]
+    inputs = [
+        p
+        for p in (
+            sources.miniimagenet,
+            sources.clevr,
+            sources.textocr,
+            sources.font,
+            sources.ingest,
+        )
+        if p
+    ]
     with atomic_directory(out_dir, inputs=inputs) as staging:
         font_info = None
         if config.mode == "ingest":
@@ -332,6 +371,9 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
                 if sources.miniimagenet and config.mode == "rebuild"
                 else None,
                 "clevr": str(sources.clevr) if sources.clevr and config.mode == "rebuild" else None,
+                "textocr": str(sources.textocr)
+                if sources.textocr and config.mode == "rebuild" and "textocr" in config.tasks
+                else None,
                 "rendered": "rendered",
                 "ingest": str(sources.ingest_image_root())
                 if config.mode == "ingest" and sources.ingest

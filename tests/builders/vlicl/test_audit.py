@@ -39,7 +39,11 @@ def private(fresh, tmp_path) -> dict:
     shutil.copytree(fresh["root"] / "sources", sources)
     out = tmp_path / "published"
     shutil.copytree(fresh["out"], out)
-    roots = {"miniimagenet": sources / "miniimagenet", "clevr": sources / "clevr" / "CLEVR_v1.0"}
+    roots = {
+        "miniimagenet": sources / "miniimagenet",
+        "clevr": sources / "clevr" / "CLEVR_v1.0",
+        "textocr": sources / "textocr" / "TextOCR",
+    }
     return {"sources": sources, "out": out, "roots": roots}
 
 
@@ -89,6 +93,7 @@ def test_a_modified_source_image_fails_naming_the_file(fresh, private):
     # reported once, however many rows use the file; those rows are not re-derived
     assert sum(str(victim) in f for f in report.failures) == 1
     assert report.count("skipped", "row(s) not re-derived: a source file differs") >= 1
+    assert not any("not published" in f for f in report.failures)  # skipped is not missing
     victim.unlink()
     report = audit_vlicl(private["out"], private["roots"], configs=["open_mi"])
     assert f"source file missing: {victim}" in report.render()
@@ -113,6 +118,25 @@ def test_a_wrong_clevr_answer_is_named_with_the_recounted_value(private):
     assert any(
         "does not match the hash in its name" in f and str(shard) in f for f in report.failures
     )
+
+
+def test_a_textocr_word_changed_in_the_source_is_named_once(private):
+    """The audit re-reads the TextOCR annotations and re-draws the boxes: a word changed in the
+    annotations file is named as the changed source, once."""
+    _, rows = shard_rows(private["out"], "textocr", "query")
+    row = rows[0]
+    path = private["roots"]["textocr"] / "TextOCR_0.1_val.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["anns"][row["ann_id"]]["utf8_string"] = "FORGED"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    report = audit_vlicl(private["out"], private["roots"], configs=["textocr"])
+    # the changed file is the finding, once; the rows citing it are not re-derived, nor are
+    # they called unpublished
+    assert [f for f in report.failures if str(path) in f] == [
+        f for f in report.failures if "source file differs" in f
+    ]
+    assert len(report.failures) == 1 and "sha256" in report.failures[0]
+    assert report.count("skipped", "row(s) not re-derived: a source file differs") == 4
 
 
 def test_an_operator_image_that_does_not_re_render_fails(private):
@@ -146,7 +170,7 @@ def test_bad_arguments_are_audit_errors(fresh, tmp_path):
     with pytest.raises(BenchsmithError, match="no build_info.json"):
         audit_vlicl(tmp_path)
     with pytest.raises(AuditError, match="available"):
-        audit_vlicl(fresh["out"], configs=["textocr"])
+        audit_vlicl(fresh["out"], configs=["cobsat"])
     with pytest.raises(AuditError, match=r"row id\(s\) \['clevr/query/99999'\] not in"):
         audit_vlicl(fresh["out"], ids=["clevr/query/99999"])
     mmneedle_like = tmp_path / "other"

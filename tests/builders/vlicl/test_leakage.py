@@ -271,6 +271,7 @@ def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_pat
         "operator_induction",
         "operator_induction_interleaved",
         "open_t2i_mi",
+        "textocr",
         *TEXT_VARIANTS,
     }
     assert report["summary"]["exact_pairs"] == 0  # the builder excludes byte copies itself

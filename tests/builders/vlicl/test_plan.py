@@ -62,6 +62,7 @@ def test_layout_and_build_info_follow_the_contract(build, sources):
     assert info["roots"] == {
         "miniimagenet": str(sources["miniimagenet"]),
         "clevr": str(sources["clevr"]),
+        "textocr": str(sources["textocr"]),
         "rendered": "rendered",
         "ingest": None,
     }
@@ -135,9 +136,21 @@ def test_shuffled_source_order_gives_the_same_rows(build, sources, tmp_path):
         data = json.loads(path.read_text(encoding="utf-8"))
         random.Random(5).shuffle(data["scenes"])
         path.write_text(json.dumps(data), encoding="utf-8")
+    textocr = tmp_path / "textocr"
+    shutil.copytree(sources["textocr"], textocr)
+    for split in ("train", "val"):  # images, words and index listed in another order
+        path = textocr / f"TextOCR_0.1_{split}.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("imgs", "anns", "imgToAnns"):
+            items = list(data[key].items())
+            random.Random(5).shuffle(items)
+            data[key] = dict(items)
+        path.write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "shuffled"
     build_vlicl(
-        VliclConfig.from_params({}, "sample"), VliclSources(miniimagenet=mini, clevr=clevr), out
+        VliclConfig.from_params({}, "sample"),
+        VliclSources(miniimagenet=mini, clevr=clevr, textocr=textocr),
+        out,
     )
     before, after = _files(build), _files(out)
     assert set(before) == set(after)
@@ -145,13 +158,14 @@ def test_shuffled_source_order_gives_the_same_rows(build, sources, tmp_path):
     same_bytes += [
         f"tasks/{t}/{s}.jsonl"
         for t in TASKS
-        if not t.startswith("clevr") and t != "open_t2i_mi"
+        if not t.startswith("clevr") and t not in ("open_t2i_mi", "textocr")
         for s in ("support", "query")
     ]
     assert all(before[k] == after[k] for k in same_bytes)
     # clevr rows (and their text variants') cite the scenes file, open_t2i_mi queries the
-    # test.csv, whose bytes (hence sha256) changed with their order
-    for task in (t for t in TASKS if t.startswith("clevr") or t == "open_t2i_mi"):
+    # test.csv, textocr rows the annotations file, whose bytes (hence sha256) changed with
+    # their order
+    for task in (t for t in TASKS if t.startswith("clevr") or t in ("open_t2i_mi", "textocr")):
         for split in ("support", "query"):
             old_rows = _without_scene_sha(_jsonl(build / "tasks" / task / f"{split}.jsonl"))
             new_rows = _without_scene_sha(_jsonl(out / "tasks" / task / f"{split}.jsonl"))
@@ -161,7 +175,10 @@ def test_shuffled_source_order_gives_the_same_rows(build, sources, tmp_path):
 def _without_scene_sha(rows: list[dict]) -> list[dict]:
     for row in rows:
         for record in row["sources"]:
-            if record["file"].startswith("scenes/") or record["file"] == "test.csv":
+            if (
+                record["file"].startswith(("scenes/", "TextOCR_0.1_"))
+                or record["file"] == "test.csv"
+            ):
                 record["sha256"] = None
     return rows
 

@@ -19,7 +19,7 @@ from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.publish.publisher import publish
 
 TASKS = ["open_mi", "matching_mi", "clevr", "operator_induction", "operator_induction_interleaved",
-         "open_t2i_mi",
+         "open_t2i_mi", "textocr",
          "clevr_text", "operator_induction_text", "operator_induction_interleaved_text",
          "clevr_text_image_query", "operator_induction_text_image_query",
          "operator_induction_interleaved_text_image_query"]  # fmt: skip

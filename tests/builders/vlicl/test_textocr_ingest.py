@@ -17,6 +17,7 @@ from vlicl_fixtures import publish_ingested
 from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.ingest import ingest_task
+from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.scoring.vlicl_normalise import is_unparsed, matcher
 
@@ -93,9 +94,14 @@ def test_an_entry_without_one_image_or_a_word_is_named(tmp_path):
         ingest_task(release, "textocr", ImageHashes())
 
 
-def test_rebuild_mode_says_textocr_comes_from_the_release_for_now():
-    with pytest.raises(BenchsmithError, match=r"\['textocr'\] come from the VL-ICL release"):
-        VliclConfig.from_params({"tasks": ["textocr"]}, "sample")
+def test_textocr_is_rebuilt_or_ingested_and_a_rebuild_names_the_folder_it_needs(tmp_path):
+    config = VliclConfig.from_params({"tasks": ["textocr"]}, "sample")
+    assert config.mode == "rebuild" and config.tasks == ("textocr",)
+    with pytest.raises(BenchsmithError, match="needs the TextOCR folder") as info:
+        build_vlicl(config, VliclSources(), tmp_path / "plan")
+    assert "--textocr" in str(info.value) and not (tmp_path / "plan").exists()
+    with pytest.raises(BenchsmithError, match=r"\['cobsat'\] come from the VL-ICL release"):
+        VliclConfig.from_params({"tasks": ["cobsat"]}, "sample")
 
 
 @pytest.mark.parametrize(("reply", "gold", "fixed", "legacy"), [
