@@ -16,12 +16,14 @@ from benchsmith.sources import SOURCES
 
 
 def write_vlicl_sample_sources(root: Path, seed: int = 0) -> dict[str, Path]:
-    """The sample MiniImageNet, CLEVR and TextOCR as ``source sample`` writes them, under
-    ``root``; returns the folders the readers take (``root/miniimagenet``,
-    ``root/clevr/CLEVR_v1.0``, ``root/textocr/TextOCR``)."""
+    """The sample MiniImageNet, CLEVR, TextOCR and VL-ICL release as ``source sample`` writes
+    them, under ``root``; returns the folders the plan reads, by :class:`VliclSources` field
+    (``root/miniimagenet``, ``root/clevr/CLEVR_v1.0``, ``root/textocr/TextOCR``, and the
+    release ``root/vlicl_release/VL-ICL`` as ``ingest``)."""
+    names = {"miniimagenet": "miniimagenet", "clevr": "clevr", "textocr": "textocr",
+             "ingest": "vlicl_release"}  # fmt: skip
     return {
-        name: SOURCES.get(name).sample(root / name, seed=seed)
-        for name in ("miniimagenet", "clevr", "textocr")
+        field: SOURCES.get(name).sample(root / name, seed=seed) for field, name in names.items()
     }
 
 

@@ -11,6 +11,7 @@ SOURCES = Registry(
     Entry("miniimagenet", "benchsmith.sources.miniimagenet.source", "MINIIMAGENET"),
     Entry("clevr", "benchsmith.sources.clevr.source", "CLEVR"),
     Entry("textocr", "benchsmith.sources.textocr.source", "TEXTOCR"),
+    Entry("vlicl_release", "benchsmith.sources.vlicl_release.source", "VLICL_RELEASE"),
     Entry("scannet", "benchsmith.sources.scannet.source", "SCANNET"),
     Entry("exams", "benchsmith.sources.exams.source", "EXAMS"),
 )

@@ -18,6 +18,7 @@ SAMPLE_OPTIONS = {
     "miniimagenet": {},
     "clevr": {},
     "textocr": {},
+    "vlicl_release": {},
     "scannet": {},
     "exams": {},
 }

@@ -29,8 +29,8 @@ IMAGE_TASKS = (
     "operator_induction",
     "operator_induction_interleaved",
 )
-# from the official release only (mode: ingest): their sources (CoBSAT's images, the fast
-# tasks' frozen episodes) are not among benchsmith's sources
+# from the official release only (vlicl.sources.ingest_dir, in either mode): their sources
+# (CoBSAT's images, the fast tasks' frozen episodes) are not among benchsmith's sources
 RELEASE_TASKS = ("cobsat", "fast_count_t2i", "fast_attr_t2i")
 # text to image: the answer is a generated image
 GENERATION_TASKS = ("open_t2i_mi", "cobsat", "fast_count_t2i", "fast_attr_t2i")
@@ -162,8 +162,9 @@ class VliclPlanSettings:
         "VL-ICL release (faithful, versioned separately)", choices=MODES,
     )  # fmt: skip
     tasks: tuple[str, ...] = setting(
-        REBUILT_TASKS,
-        "tasks to build (cobsat, fast_count_t2i, fast_attr_t2i: ingest mode only)",
+        TASKS,
+        "tasks to build (cobsat, fast_count_t2i, fast_attr_t2i are read from the release, "
+        "vlicl.sources.ingest_dir, in both modes)",
         choices=TASKS,
         metavar="TASK",
     )
@@ -211,14 +212,6 @@ class VliclConfig:
         if unknown or not self.tasks or len(set(self.tasks)) != len(self.tasks):
             raise _fail(
                 f"tasks must be distinct names from {TASKS}, got {list(self.tasks)}", "tasks"
-            )
-        release_only = [t for t in self.tasks if t in RELEASE_TASKS]
-        if self.mode == "rebuild" and release_only:
-            raise _fail(
-                f"{release_only} come from the VL-ICL release only (their images are not "
-                "among benchsmith's sources): build them with vlicl.mode: ingest and the "
-                "release folder (--ingest-root), or leave them out of tasks",
-                "tasks",
             )
         if self.mode == "ingest" and any(t in TEXT_VARIANTS for t in self.tasks):
             raise _fail(
@@ -376,8 +369,9 @@ class VliclSourceFolders:
         metavar="TTF",
     )  # fmt: skip
     ingest_dir: Path | None = setting(
-        None, "the VL-ICL release root (<task>/query.json ...), for mode: ingest", metavar="DIR"
-    )
+        Path("data/sources/vlicl_release/VL-ICL"), "the VL-ICL release root (<task>/query.json ...): the tasks only it has "
+        "(cobsat, fast_count_t2i, fast_attr_t2i), or every task in mode: ingest", metavar="DIR",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         nulls_as_defaults(self)

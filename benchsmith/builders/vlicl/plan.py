@@ -15,14 +15,14 @@ written as canonical JSON and every draw comes from a generator keyed by what it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from benchsmith import __version__
 from benchsmith.builders.vlicl import FAMILY, SPLITS, ImageHashes, TaskRows
 from benchsmith.builders.vlicl.clevr_count import build_clevr
-from benchsmith.builders.vlicl.config import OPERATOR_TASKS, VliclConfig
+from benchsmith.builders.vlicl.config import OPERATOR_TASKS, RELEASE_TASKS, VliclConfig
 from benchsmith.builders.vlicl.episodes import SAMPLER_VERSIONS, build_episodes
 from benchsmith.builders.vlicl.ingest import ingest_task
 from benchsmith.builders.vlicl.matching_mi import build_matching_mi
@@ -187,6 +187,17 @@ def _rebuild_tasks(
     for variant in (t for t in config.tasks if t in TEXT_VARIANTS):
         base = image_task(variant)
         rows[variant] = text_variant_rows(variant, rows[base], describer(base, clevr_scenes))
+    from_release = [t for t in config.tasks if t in RELEASE_TASKS]
+    if from_release:  # no raw source of ours makes them: read beside the rebuilt tasks
+        if sources.ingest is None:
+            raise BenchsmithError(
+                f"{from_release} come from the VL-ICL release only (their images are not among "
+                "benchsmith's sources), and no release folder is set",
+                fix="set vlicl.sources.ingest_dir in params.yaml (or pass --ingest-dir) to the "
+                "release root holding <task>/query.json, or leave them out of vlicl.tasks",
+            )
+        rows.update(_ingest_tasks(replace(config, tasks=tuple(from_release)), sources, hashes,
+                                  digest))  # fmt: skip
     return rows, font_info
 
 
@@ -211,6 +222,26 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write_text(path, "".join(canonical_json(row) + "\n" for row in rows))
 
 
+def _ingested_t2i_choices(ingested: tuple[str, ...]) -> list[str]:
+    """What ingest decides for the text-to-image tasks it reads."""
+    out = []
+    two_way = [t for t in ("open_t2i_mi", "fast_count_t2i", "fast_attr_t2i") if t in ingested]
+    if two_way:
+        out.append(
+            f"{', '.join(two_way)}: support rows are the 2-way episodes stored inside each "
+            "query (images per class, with the fast tasks' captions as demo prompts); the "
+            "query's own image, when the release has one, is named in provenance, never "
+            "shown; its answer is what a judge looks for."
+        )
+    if "cobsat" in ingested:
+        out.append(
+            "cobsat: rows keep the release's scenario (task, latent field and value), object, "
+            "attribute and two-value answer [latent, non-latent]; episodes draw demonstrations "
+            "from the query's scenario only, as the original's select_demonstration does."
+        )
+    return out
+
+
 def choices(config: VliclConfig) -> list[str]:
     """Every decision the original release leaves open, in plain words, for the card."""
     s = config.sizes
@@ -223,20 +254,7 @@ def choices(config: VliclConfig) -> list[str]:
             "Fields the release does not store (matching class names, CLEVR scene for unusual "
             "file names, operator operands that cannot be recovered) are empty or -1 and counted.",
         ]
-        if any(t in config.tasks for t in ("open_t2i_mi", "fast_count_t2i", "fast_attr_t2i")):
-            out.append(
-                "open_t2i_mi, fast_count_t2i, fast_attr_t2i: support rows are the 2-way "
-                "episodes stored inside each query (images per class, with the fast tasks' "
-                "captions as demo prompts); the query's own image, when the release has one, "
-                "is named in provenance, never shown; its answer is what a judge looks for."
-            )
-        if "cobsat" in config.tasks:
-            out.append(
-                "cobsat: rows keep the release's scenario (task, latent field and value), "
-                "object, attribute and two-value answer [latent, non-latent]; episodes draw "
-                "demonstrations from the query's scenario only, as the original's "
-                "select_demonstration does."
-            )
+        out += _ingested_t2i_choices(config.tasks)
     else:
         out = [
             f"open_mi: {s.open_mi_episodes} episodes from the Ravi-Larochelle test.csv classes; "
@@ -259,6 +277,13 @@ def choices(config: VliclConfig) -> list[str]:
             "operators: images are rendered with a pinned font (see build_info font) on a "
             "256x256 white canvas; the interleaved task shows one digit per image.",
         ]
+        from_release = tuple(t for t in config.tasks if t in RELEASE_TASKS)
+        if from_release:
+            out.append(
+                f"{', '.join(from_release)}: read from the official VL-ICL release (its JSON in "
+                "file order, images from its zips), since their sources are not benchsmith's."
+            )
+            out += _ingested_t2i_choices(from_release)
         if "textocr" in config.tasks:
             out.append(
                 f"textocr: {s.textocr_support} support images from TextOCR train, "
@@ -376,7 +401,8 @@ def build_vlicl(config: VliclConfig, sources: VliclSources, out_dir: str | Path)
                 else None,
                 "rendered": "rendered",
                 "ingest": str(sources.ingest_image_root())
-                if config.mode == "ingest" and sources.ingest
+                if sources.ingest
+                and (config.mode == "ingest" or any(t in RELEASE_TASKS for t in config.tasks))
                 else None,
             },
             "font": font_info,

@@ -43,6 +43,7 @@ def private(fresh, tmp_path) -> dict:
         "miniimagenet": sources / "miniimagenet",
         "clevr": sources / "clevr" / "CLEVR_v1.0",
         "textocr": sources / "textocr" / "TextOCR",
+        "ingest": sources / "vlicl_release" / "VL-ICL",
     }
     return {"sources": sources, "out": out, "roots": roots}
 
@@ -170,7 +171,7 @@ def test_bad_arguments_are_audit_errors(fresh, tmp_path):
     with pytest.raises(BenchsmithError, match="no build_info.json"):
         audit_vlicl(tmp_path)
     with pytest.raises(AuditError, match="available"):
-        audit_vlicl(fresh["out"], configs=["cobsat"])
+        audit_vlicl(fresh["out"], configs=["no_such_task"])
     with pytest.raises(AuditError, match=r"row id\(s\) \['clevr/query/99999'\] not in"):
         audit_vlicl(fresh["out"], ids=["clevr/query/99999"])
     mmneedle_like = tmp_path / "other"

@@ -21,6 +21,7 @@ from benchsmith.builders.vlicl import ImageHashes
 from benchsmith.builders.vlicl.config import VliclConfig
 from benchsmith.builders.vlicl.episodes import build_episodes
 from benchsmith.builders.vlicl.ingest import ingest_task
+from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 from benchsmith.cli import main
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.hf.reader import read_columns
@@ -110,10 +111,25 @@ def test_demonstrations_come_from_the_query_scenario_and_legacy_replays_the_orig
     assert all(len(ids) == 8 for ids in hashed_8.values())  # the whole scenario at 8 shots
 
 
-def test_rebuild_mode_refuses_cobsat_with_the_fix():
-    with pytest.raises(BenchsmithError, match="come from the VL-ICL release only") as info:
-        VliclConfig.from_params({"tasks": ["cobsat"]}, "sample")
-    assert "vlicl.mode: ingest" in str(info.value)
+def test_a_rebuild_reads_cobsat_from_the_release_as_ingest_mode_does(release, tmp_path):
+    """Beside rebuilt tasks, cobsat's rows and episodes are the ingested ones, byte for byte;
+    without a release folder the plan stops naming the key that sets it."""
+    plans = {}
+    for mode in ("rebuild", "ingest"):
+        config = VliclConfig.from_params({"tasks": ["cobsat"], "mode": mode}, "sample")
+        plans[mode] = tmp_path / mode
+        build_vlicl(config, VliclSources(ingest=release), plans[mode])
+    for name in ("tasks/cobsat/support.jsonl", "tasks/cobsat/query.jsonl", "episodes.jsonl"):
+        assert (plans["rebuild"] / name).read_bytes() == (plans["ingest"] / name).read_bytes()
+    info = json.loads((plans["rebuild"] / "build_info.json").read_text(encoding="utf-8"))
+    assert info["mode"] == "rebuild" and info["roots"]["ingest"] == str(release)
+    assert any(
+        c.startswith("cobsat: read from the official VL-ICL release") for c in info["choices"]
+    )
+    with pytest.raises(BenchsmithError, match="come from the VL-ICL release only") as error:
+        build_vlicl(VliclConfig.from_params({"tasks": ["cobsat"]}, "sample"), VliclSources(),
+                    tmp_path / "none")  # fmt: skip
+    assert "vlicl.sources.ingest_dir" in str(error.value) and not (tmp_path / "none").exists()
 
 
 def test_predict_judge_score_checks_latent_and_non_latent(release, tmp_path, monkeypatch, capsys):

@@ -273,6 +273,9 @@ def test_real_sample_build_has_no_exact_leaks_and_a_planted_one_is_found(tmp_pat
         "open_t2i_mi",
         "textocr",
         *TEXT_VARIANTS,
+        "cobsat",
+        "fast_count_t2i",
+        "fast_attr_t2i",
     }
     assert report["summary"]["exact_pairs"] == 0  # the builder excludes byte copies itself
     assert tasks["matching_mi"]["class_overlap"] == []

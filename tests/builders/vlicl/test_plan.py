@@ -64,7 +64,7 @@ def test_layout_and_build_info_follow_the_contract(build, sources):
         "clevr": str(sources["clevr"]),
         "textocr": str(sources["textocr"]),
         "rendered": "rendered",
-        "ingest": None,
+        "ingest": str(sources["ingest"]),
     }
     assert set(info["font"]) == {"name", "sha256", "source"}
     assert len(info["choices"]) >= 8 and all(isinstance(c, str) and c for c in info["choices"])
@@ -83,6 +83,8 @@ def test_every_image_ref_matches_its_file(build, sources):
     roots = {
         "miniimagenet": sources["miniimagenet"],
         "clevr": sources["clevr"],
+        "textocr": sources["textocr"],
+        "ingest": sources["ingest"],
         "rendered": build / "rendered",
     }
     for path in (build / "tasks").rglob("*.jsonl"):
@@ -149,7 +151,7 @@ def test_shuffled_source_order_gives_the_same_rows(build, sources, tmp_path):
     out = tmp_path / "shuffled"
     build_vlicl(
         VliclConfig.from_params({}, "sample"),
-        VliclSources(miniimagenet=mini, clevr=clevr, textocr=textocr),
+        VliclSources(miniimagenet=mini, clevr=clevr, textocr=textocr, ingest=sources["ingest"]),
         out,
     )
     before, after = _files(build), _files(out)

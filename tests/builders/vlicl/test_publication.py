@@ -22,7 +22,8 @@ TASKS = ["open_mi", "matching_mi", "clevr", "operator_induction", "operator_indu
          "open_t2i_mi", "textocr",
          "clevr_text", "operator_induction_text", "operator_induction_interleaved_text",
          "clevr_text_image_query", "operator_induction_text_image_query",
-         "operator_induction_interleaved_text_image_query"]  # fmt: skip
+         "operator_induction_interleaved_text_image_query",
+         "cobsat", "fast_count_t2i", "fast_attr_t2i"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

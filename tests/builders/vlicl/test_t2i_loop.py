@@ -142,4 +142,7 @@ def test_commands_say_what_a_text_to_image_config_needs(sample_project, server, 
     assert "--image-api applies to text-to-image configs" in capsys.readouterr().err
     tsv = tmp_path / "tsv" / "vlicl.tsv"
     assert run("export", "vlmevalkit", published, "--out", tsv) == 0
-    assert "left out 1 config(s) (open_t2i_mi)" in capsys.readouterr().err
+    assert (
+        "left out 4 config(s) (cobsat, fast_attr_t2i, fast_count_t2i, open_t2i_mi)"
+        in capsys.readouterr().err
+    )

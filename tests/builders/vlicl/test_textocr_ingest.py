@@ -100,8 +100,10 @@ def test_textocr_is_rebuilt_or_ingested_and_a_rebuild_names_the_folder_it_needs(
     with pytest.raises(BenchsmithError, match="needs the TextOCR folder") as info:
         build_vlicl(config, VliclSources(), tmp_path / "plan")
     assert "--textocr" in str(info.value) and not (tmp_path / "plan").exists()
-    with pytest.raises(BenchsmithError, match=r"\['cobsat'\] come from the VL-ICL release"):
-        VliclConfig.from_params({"tasks": ["cobsat"]}, "sample")
+    cobsat = VliclConfig.from_params({"tasks": ["cobsat"]}, "sample")
+    with pytest.raises(BenchsmithError, match=r"\['cobsat'\] come from the VL-ICL release") as info:
+        build_vlicl(cobsat, VliclSources(), tmp_path / "plan")
+    assert "vlicl.sources.ingest_dir" in str(info.value) and not (tmp_path / "plan").exists()
 
 
 @pytest.mark.parametrize(("reply", "gold", "fixed", "legacy"), [
