@@ -53,6 +53,13 @@ class SettingInfo:
     # curate.review.model); ``off_switch``: a bool field whose flag turns it off (``--no-blind``)
     flag_name: str | None = None
     off_switch: bool = False
+    # the params key when it is not the field's name: fields of one dataclass that sit in
+    # different blocks may share a key (vlicl.sizes.<profile>.open_mi.episodes and
+    # .open_t2i_mi.episodes are fields open_mi_episodes and open_t2i_mi_episodes)
+    key: str | None = None
+
+    def key_name(self, field_name: str) -> str:
+        return self.key or field_name
 
 
 def setting(
@@ -70,13 +77,15 @@ def setting(
     profile_defaults: Mapping[str, Any] | None = None,
     flag_name: str | None = None,
     off_switch: bool = False,
+    key: str | None = None,
 ) -> Any:
     """A settings field (use as ``name: int = setting(75, "...", minimum=1)``). A field
     ``under="sizes.{profile}"`` is a key of ``<block>.sizes.<profile>``; its ``default`` is
-    the full profile's, ``profile_defaults`` another profile's (``{"sample": 12}``)."""
+    the full profile's, ``profile_defaults`` another profile's (``{"sample": 12}``); ``key``
+    names the params key when it is not the field's name."""
     info = SettingInfo(help, tuple(choices), minimum, maximum, flag, metavar, shapes_output,
                        tuple(aliases), under, tuple((profile_defaults or {}).items()), flag_name,
-                       off_switch)  # fmt: skip
+                       off_switch, key)  # fmt: skip
     return dataclasses.field(default=default, metadata={META_KEY: info})
 
 
@@ -137,27 +146,36 @@ def settings_block(cls: type) -> Block:
     """The ``params.yaml`` block of a settings dataclass: one key per declared field, those
     declared ``under`` a path in the nested blocks of that path (a ``{profile}`` part is one
     block per profile)."""
-    top: dict[str, Any] = {}
-    nested: dict[str, dict[str, Any]] = {}
+    tree: dict[str, Any] = {}  # path part -> subtree, or a key -> its value node
     for name, (_, info) in declared(cls).items():
-        if info.under is None:
-            top[name] = value_node(cls, name)
-        else:
-            nested.setdefault(info.under, {})[name] = value_node(cls, name)
-    for under, fields in nested.items():
-        first, *rest = under.split(".")
-        node: Any = Block(fields)
-        for part in reversed(rest):
-            node = BlockOf(node, keys=PROFILES) if part == PROFILE else Block({part: node})
-        assert first not in top, f"{cls.__name__}: two fields declare {first} differently"
-        top[first] = node
+        node = tree
+        for part in info.under.split(".") if info.under else ():
+            node = node.setdefault(part, {})
+            assert isinstance(node, dict), f"{cls.__name__}: {part} is a key and a block"
+        key = info.key_name(name)
+        assert key not in node, f"{cls.__name__}: two fields declare {info.under}.{key}"
+        node[key] = value_node(cls, name)
+    if PROFILE in tree:  # the block itself is one block per profile (vlicl.sizes)
+        tree = {profile: tree[PROFILE] for profile in PROFILES}
+    top = {key: _as_block(value) for key, value in tree.items()}
     return Block(top, doc=(cls.__doc__ or "").strip())
+
+
+def _as_block(node: Any) -> Any:
+    """A subtree of :func:`settings_block` as schema nodes (a ``{profile}`` part is one block
+    per profile)."""
+    if not isinstance(node, dict):
+        return node
+    if PROFILE in node:
+        return BlockOf(_as_block(node[PROFILE]), keys=PROFILES)
+    return Block({key: _as_block(value) for key, value in node.items()})
 
 
 def key_of(cls: type, name: str, profile: str = "<profile>") -> str:
     """Where field ``name`` sits below its block: ``pool_size`` or ``sizes.<profile>.pool_size``."""
-    under = declared(cls)[name][1].under
-    return name if under is None else f"{under.replace(PROFILE, profile)}.{name}"
+    info = declared(cls)[name][1]
+    key = info.key_name(name)
+    return key if info.under is None else f"{info.under.replace(PROFILE, profile)}.{key}"
 
 
 def _lookup(block: Mapping[str, Any] | None, path: str) -> Any:
@@ -206,7 +224,8 @@ def check_settings(instance: Any, where: str) -> None:
         block = (
             where if info.under is None else f"{where}.{info.under.replace(PROFILE, '<profile>')}"
         )
-        problem = _problem(name, getattr(instance, name), value_node(cls, name), block, info.flag)
+        problem = _problem(info.key_name(name), getattr(instance, name), value_node(cls, name),
+                           block, info.flag)  # fmt: skip
         if problem is not None:
             raise problem
 

@@ -7,7 +7,7 @@ are rendered, so they have their full size in both profiles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -91,59 +91,48 @@ NONSENSE_WORDS = (
 )
 
 
+def _size(group: str, key: str, full: int, sample: int | None, help: str) -> Any:
+    """A size, ``vlicl.sizes.<profile>.<group>.<key>``: ``full`` is the paper's, ``sample``
+    (None: the same) fits the miniature sources (write_sample_miniimagenet's train 4 / test 6
+    classes x 8 images, write_sample_clevr's 24 train / 12 val scenes, write_sample_textocr's
+    12 train / 6 val images, one of each without a usable word)."""
+    return setting(full, help, minimum=1, flag=False, metavar="N", under=f"{{profile}}.{group}",
+                   key=key, profile_defaults=None if sample is None else {"sample": sample})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Sizes:
-    """How many items each task has (full = the paper's sizes)."""
+    """How many items each task has, per profile (``vlicl.sizes.<profile>.<task>``): full is
+    the paper's Table 1; operator tasks are rendered, so they have their full size in both."""
 
-    open_mi_episodes: int = 200  # one query per episode; 5 ways x 5 shots = 25 support images
-    open_mi_ways: int = 5
-    open_mi_shots: int = 5
-    open_t2i_mi_episodes: int = 200  # one text query per episode, classes and shots as open_mi
-    matching_support_pairs: int = 1600  # = 800 groups of (same, different)
-    matching_query_pairs: int = 400
-    clevr_support: int = 800
-    clevr_query: int = 200
-    operator_support: int = 80
-    operator_query_per_operator: int = 20  # x 3 operators = 60 queries
-    textocr_support: int = 800  # images from TextOCR train, one boxed word each
-    textocr_query: int = 200  # images from TextOCR val
+    open_mi_episodes: int = _size("open_mi", "episodes", 200, 8,
+                                  "episodes, one query each (ways x shots support images)")  # fmt: skip
+    open_mi_ways: int = _size("open_mi", "ways", 5, None, "classes per episode (2 are shown)")
+    open_mi_shots: int = _size("open_mi", "shots", 5, None, "support images per class")
+    open_t2i_mi_episodes: int = _size("open_t2i_mi", "episodes", 200, 8,
+                                      "episodes, one text query each (ways and shots: open_mi's)")  # fmt: skip
+    matching_support_pairs: int = _size("matching_mi", "support", 1600, 16,
+                                        "support pairs (even: same + different groups)")  # fmt: skip
+    matching_query_pairs: int = _size("matching_mi", "query", 400, 8, "query pairs (even)")
+    clevr_support: int = _size("clevr", "support", 800, 24, "support scenes (CLEVR train)")
+    clevr_query: int = _size("clevr", "query", 200, 12, "query scenes (CLEVR val)")
+    operator_support: int = _size("operators", "support", 80, None, "support expressions")
+    operator_query_per_operator: int = _size("operators", "query_per_operator", 20, None,
+                                             "queries per operator (x 3 operators)")  # fmt: skip
+    textocr_support: int = _size("textocr", "support", 800, 10,
+                                 "support images (TextOCR train), one boxed word each")  # fmt: skip
+    textocr_query: int = _size("textocr", "query", 200, 4, "query images (TextOCR val)")
+
+    def __post_init__(self) -> None:
+        check_settings(self, "vlicl.sizes")
 
     def to_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-
-PROFILE_SIZES = {
-    "full": Sizes(),
-    # Fits write_sample_miniimagenet's defaults (train 4 / test 6 classes x 8 images),
-    # write_sample_clevr's (24 train / 12 val scenes) and write_sample_textocr's (12 train / 6
-    # val images, one of each without a usable word).
-    "sample": Sizes(
-        open_mi_episodes=8,
-        open_t2i_mi_episodes=8,
-        matching_support_pairs=16,
-        matching_query_pairs=8,
-        clevr_support=24,
-        clevr_query=12,
-        textocr_support=10,
-        textocr_query=4,
-    ),
-}
-
-# params.yaml layout -> Sizes field, e.g. ``vlicl.sizes.sample.open_mi.episodes``.
-_SIZE_KEYS = {
-    ("open_mi", "episodes"): "open_mi_episodes",
-    ("open_mi", "ways"): "open_mi_ways",
-    ("open_mi", "shots"): "open_mi_shots",
-    ("open_t2i_mi", "episodes"): "open_t2i_mi_episodes",
-    ("matching_mi", "support"): "matching_support_pairs",
-    ("matching_mi", "query"): "matching_query_pairs",
-    ("clevr", "support"): "clevr_support",
-    ("clevr", "query"): "clevr_query",
-    ("operators", "support"): "operator_support",
-    ("operators", "query_per_operator"): "operator_query_per_operator",
-    ("textocr", "support"): "textocr_support",
-    ("textocr", "query"): "textocr_query",
-}
+    @classmethod
+    def of_profile(cls, profile: str, sizes: dict[str, Any] | None = None) -> Sizes:
+        """The sizes ``vlicl.sizes`` (``sizes``) sets for ``profile``, else the declared ones."""
+        return settings_from(cls, sizes, profile=profile)
 
 
 def _fail(message: str, key: str) -> BenchsmithError:
@@ -197,7 +186,7 @@ class VliclConfig:
     mode: str = _TOP.mode
     seed: int = 0
     tasks: tuple[str, ...] = _TOP.tasks
-    sizes: Sizes = field(default_factory=lambda: PROFILE_SIZES["sample"])
+    sizes: Sizes = field(default_factory=lambda: Sizes.of_profile("sample"))
     words: tuple[str, ...] = NONSENSE_WORDS
     shots: dict[str, tuple[int, ...]] = field(default_factory=lambda: dict(DEFAULT_SHOTS))
     episode_seeds: tuple[int, ...] = _TOP.episode_seeds
@@ -321,12 +310,7 @@ class VliclConfig:
         if profile not in PROFILES:
             raise _fail(f"unknown profile {profile!r}", "profile")
         section = params_section or {}
-        sizes = PROFILE_SIZES[profile]
-        size_section = (section.get("sizes") or {}).get(profile) or {}
-        for (group, key), name in _SIZE_KEYS.items():
-            value = (size_section.get(group) or {}).get(key)
-            if value is not None:
-                sizes = replace(sizes, **{name: int(value)})
+        sizes = Sizes.of_profile(profile, section.get("sizes"))
         shots = dict(DEFAULT_SHOTS)
         for task, values in (section.get("shots") or {}).items():
             if task not in TASKS:

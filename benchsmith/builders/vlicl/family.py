@@ -20,7 +20,10 @@ GENERATION_NOT_EXPORTED = (
 class VliclFamily(Family):
     name = "vlicl"
     title = "VL-ICL Bench"
-    summary = "in-context-learning episodes from MiniImageNet, CLEVR and rendered operators"
+    summary = (
+        "in-context-learning episodes from MiniImageNet, CLEVR, TextOCR, rendered operators "
+        "and the release's text-to-image tasks"
+    )
     steps = cli.STEPS
     root_names = cli.ROOT_NAMES
     audit_help = (
@@ -34,6 +37,12 @@ class VliclFamily(Family):
         from benchsmith.builders.vlicl.params import params_fields
 
         return params_fields()
+
+    def declared_settings(self) -> dict[tuple[str, ...], type]:
+        """The steps' blocks, and the task sizes per profile (read by the plan step)."""
+        from benchsmith.builders.vlicl.config import Sizes
+
+        return {**super().declared_settings(), ("vlicl", "sizes"): Sizes}
 
     publish_inputs = cli.PublishInputs
 

@@ -217,3 +217,24 @@ def test_config_from_params_and_bad_params():
         VliclConfig.from_params({"shots": {"open_mi": [0, 8]}}, "sample")
     with pytest.raises(BenchsmithError, match="unknown mode"):
         VliclConfig.from_params({"mode": "remix"}, "sample")
+
+
+def test_sizes_are_declared_once_per_profile_and_task():
+    """``vlicl.sizes.<profile>.<task>.<key>`` is the Sizes declaration: the params schema is
+    read from it, each profile's defaults come from it, and a bad value names its key."""
+    from benchsmith.builders.vlicl.config import Sizes
+    from benchsmith.builders.vlicl.params import params_fields
+    from benchsmith.core.settings import declared, key_of
+
+    schema = params_fields()["sizes"]
+    for name in declared(Sizes):
+        profile, group, key = key_of(Sizes, name, "full").split(".")
+        assert key in schema.fields["full"].fields[group].fields, name
+        assert key in schema.fields["sample"].fields[group].fields, name
+    sample, full = Sizes.of_profile("sample"), Sizes.of_profile("full")
+    assert (sample.clevr_support, full.clevr_support) == (24, 800)
+    assert sample.operator_support == full.operator_support == 80  # rendered: full in both
+    given = Sizes.of_profile("full", {"full": {"textocr": {"query": 7}}, "sample": {}})
+    assert (given.textocr_query, given.textocr_support) == (7, 800)
+    with pytest.raises(BenchsmithError, match=r"vlicl.sizes.<profile>.clevr.support must be"):
+        VliclConfig.from_params({"sizes": {"sample": {"clevr": {"support": 0}}}}, "sample")
