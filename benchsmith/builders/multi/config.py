@@ -100,8 +100,9 @@ class Cleaning:
 
 @dataclass(frozen=True)
 class NearDuplicates:
-    """Near-duplicate removal (``multi.near_duplicates``): MinHash LSH over character n-grams
-    (``num_perm`` hashes in ``bands`` bands) for candidates, confirmed by exact n-gram Jaccard
+    """Near-duplicate removal (``multi.near_duplicates``): candidates from character n-grams
+    (exact prefix filtering, or MinHash LSH with ``num_perm`` hashes in ``bands`` bands),
+    confirmed by exact n-gram Jaccard
     >= ``min_jaccard`` (of the full texts, or of stems at least ``min_stem_chars`` long whose
     answers agree) and images pairwise within ``image_bits`` pHash bits (or both questions
     without images)."""
@@ -110,7 +111,14 @@ class NearDuplicates:
     ngram: int = setting(
         3, "character n-grams of the normalised text", minimum=1, maximum=8, flag=False
     )
-    num_perm: int = setting(128, "MinHash hashes per question", minimum=8, maximum=1024, flag=False)
+    candidates: str = setting(
+        "exact", "how candidate pairs are found: exact (prefix filtering, every pair at "
+        "min_jaccard found, and faster on exam text) or lsh (MinHash bands: num_perm, bands; "
+        "a pair at Jaccard 0.6 found with probability 0.99)", choices=("exact", "lsh"),
+        flag=False,
+    )  # fmt: skip
+    num_perm: int = setting(128, "MinHash hashes per question (candidates: lsh)", minimum=8,
+                            maximum=1024, flag=False)  # fmt: skip
     bands: int = setting(
         32, "LSH bands of num_perm/bands hashes each (32 bands of 4: a pair at Jaccard 0.6 is a "
         "candidate with probability 0.99); must divide num_perm", minimum=1, maximum=512, flag=False,

@@ -6,11 +6,14 @@ The paper removed "more than 800 near duplicates" without saying how. Ours:
    normalised (NFKC, case folded, punctuation dropped, CJK characters split;
    :func:`~benchsmith.core.ngram_index.normalize_text`, LaTeX ``$`` and image tags removed)
    and cut into character ``ngram``-grams;
-2. **MinHash**: ``num_perm`` min-hashes of the gram set (a splitmix64 hash family over the
+2. **candidates**: by default every pair at ``min_jaccard`` or above, exactly
+   (:mod:`.exact_pairs`: prefix filtering, then a compiled intersection count); with
+   ``candidates: lsh`` the MinHash route (3);
+3. **MinHash LSH**: ``num_perm`` min-hashes of the gram set (a splitmix64 hash family over the
    grams' 64-bit hashes, vectorised over the whole pool): two texts agree on one min-hash with
-   probability equal to their Jaccard similarity;
-3. **LSH candidates**: the signature is cut into ``bands`` bands; two questions are candidates
-   when they agree on a whole band of either signature (full text or stem; one sort per band),
+   probability equal to their Jaccard similarity; the signature is cut into ``bands`` bands;
+   two questions are candidates when they agree on a whole band of either signature (full text
+   or stem; one sort per band),
    so the work grows with the pool and the pairs, not the pool squared. With 32 bands of 4 a
    pair at Jaccard 0.6 is found with probability 0.99, at 0.5 with 0.87
    (``1 - (1 - J^4)^32``);
@@ -45,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from benchsmith.builders.multi.config import NearDuplicates
+from benchsmith.builders.multi.exact_pairs import exact_similar_pairs
 from benchsmith.builders.multi.questions import parse_options
 from benchsmith.core.ngram_index import gram_hashes, normalize_text
 from benchsmith.core.records import decision_record
@@ -68,9 +72,43 @@ def question_grams(text: str, n: int) -> list[str]:
     return [chars[i : i + n] for i in range(len(chars) - n + 1)]
 
 
+_CODE_BITS = 21  # every Unicode code point fits in 21 bits
+_SHORT = np.uint64(1 << 63)  # marks a whole text shorter than n (one gram), never a packed n-gram
+
+
+def packed_grams(chars: str, n: int) -> np.ndarray:
+    """The character ``n``-grams of ``chars`` (n <= 3) as exact 63-bit keys: the code points
+    side by side, so two grams share a key only when they are the same gram (no hash, no
+    collision), computed for the whole text at once; a text shorter than ``n`` is one gram."""
+    points = np.frombuffer(chars.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+    if points.size <= n:
+        if not points.size:
+            return np.zeros(0, dtype=np.uint64)
+        key = np.uint64(0)
+        for point in points:
+            key = (key << np.uint64(_CODE_BITS)) | point
+        return np.array([key | _SHORT], dtype=np.uint64)
+    keys = points[: points.size - n + 1].copy()
+    for offset in range(1, n):
+        keys = (keys << np.uint64(_CODE_BITS)) | points[offset : points.size - n + 1 + offset]
+    return keys
+
+
 def gram_sets(texts: Sequence[str], n: int) -> list[np.ndarray]:
-    """Each text's distinct gram hashes, sorted."""
-    return [np.unique(gram_hashes(question_grams(t, n))) for t in texts]
+    """Each text's distinct gram keys, sorted: exact packed code points for n <= 3 (the
+    default), else the grams' 64-bit hashes. Texts that normalise alike share one array."""
+    done: dict[str, np.ndarray] = {}
+    out = []
+    for text in texts:
+        chars = normalized_chars(text)
+        if chars not in done:
+            done[chars] = (
+                np.unique(packed_grams(chars, n))
+                if n <= 3
+                else np.unique(gram_hashes(question_grams(text, n)))
+            )
+        out.append(done[chars])
+    return out
 
 
 def _mix(values: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -189,12 +227,24 @@ def find_duplicate_pairs(
     """Confirmed duplicate pairs (index pairs into ``rows``) and the number of candidates."""
     texts = [full_text(r) for r in rows]
     stems = [stem_text(r) for r in rows]
-    full = gram_sets(texts, settings.ngram)
-    stem_sets = gram_sets(stems, settings.ngram) if stems != texts else full
+    both = gram_sets([*texts, *stems], settings.ngram)  # alike texts share one array
+    full, stem_sets = both[: len(texts)], both[len(texts) :]
+    if all(a is b for a, b in zip(full, stem_sets, strict=True)):
+        stem_sets = full  # every stem reads as its full text (no options): one search
     long_stem = [len(normalized_chars(t)) >= settings.min_stem_chars for t in stems]
-    found = [lsh_candidates(minhash_signatures(sets, settings.num_perm), settings.bands)
-             for sets in ((full, stem_sets) if stem_sets is not full else (full,))]  # fmt: skip
+    kinds = (full, stem_sets) if stem_sets is not full else (full,)
+    if settings.candidates == "exact":
+        found, checked = [], 0
+        for sets in kinds:
+            similar, _, count = exact_similar_pairs(sets, settings.min_jaccard)
+            found += [similar, _empty_pairs(sets)]
+            checked += count
+    else:
+        found = [lsh_candidates(minhash_signatures(sets, settings.num_perm), settings.bands)
+                 for sets in kinds]  # fmt: skip
     candidates = np.unique(np.concatenate(found), axis=0) if len(found) > 1 else found[0]
+    if settings.candidates != "exact":
+        checked = len(candidates)
     pairs = []
     for i, j in candidates.tolist():
         if rows[i]["problem_id"] == rows[j]["problem_id"]:
@@ -216,7 +266,15 @@ def find_duplicate_pairs(
             continue
         pairs.append(DuplicatePair(i, j, round(similarity, 4), image_distance,
                                    round(stem_similarity, 4), rule))  # fmt: skip
-    return pairs, len(candidates)
+    return pairs, checked
+
+
+def _empty_pairs(sets: Sequence[np.ndarray]) -> np.ndarray:
+    """Pairs of texts without a gram: the same (Jaccard 1 by :func:`jaccard`), as LSH's equal
+    empty signatures make them; only matching images make them duplicates."""
+    empty = np.flatnonzero([s.size == 0 for s in sets])
+    left, right = np.triu_indices(empty.size, k=1)
+    return np.stack([empty[left], empty[right]], axis=1).astype(np.int64)
 
 
 SOURCE_ORDER = {"release": 0, "html": 1, "scan": 2}  # exact text first, OCR last
