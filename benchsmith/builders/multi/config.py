@@ -124,8 +124,8 @@ class NearDuplicates:
         "candidate with probability 0.99); must divide num_perm", minimum=1, maximum=512, flag=False,
     )  # fmt: skip
     min_jaccard: float = setting(
-        0.6, "n-gram Jaccard that confirms a candidate pair (full texts, or stems)",
-        minimum=0.0, maximum=1.0, flag=False,
+        0.6, "n-gram Jaccard that confirms a candidate pair (full texts, or stems; above 0: "
+        "at 0 every pair of questions would be one)", minimum=0.01, maximum=1.0, flag=False,
     )  # fmt: skip
     image_bits: int = setting(
         8, "pHash bits within which the pair's images must agree", minimum=0, maximum=32,

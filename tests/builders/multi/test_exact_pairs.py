@@ -87,3 +87,10 @@ def test_the_pipeline_finds_what_lsh_finds_and_what_it_misses():
     found = {(p.left, p.right) for p in exact}
     assert found == brute_force(gram_sets(texts, 3), 0.6)
     assert {(p.left, p.right) for p in lsh} <= found  # LSH may miss, never adds
+
+
+def test_a_zero_min_jaccard_is_refused_naming_the_key():
+    from benchsmith.core.errors import BenchsmithError
+
+    with pytest.raises(BenchsmithError, match="multi.near_duplicates.min_jaccard"):
+        NearDuplicates(min_jaccard=0.0)
