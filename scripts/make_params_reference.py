@@ -15,12 +15,17 @@ import sys
 from pathlib import Path, PurePath
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "params.md"
-BLOCK = re.compile(r"(<!-- settings: (?P<block>[\w.]+) -->\n)(.*?)(<!-- end settings -->)", re.S)
+SOURCES_BLOCK = "sources"  # the marker of every source's options (declared as ``Option``)
+TOP = "top"  # the marker of the top-level keys (profile, version, seed)
+BLOCK = re.compile(
+    r"(<!-- settings: (?P<block>[\w.\[\]]+) -->\n)(.*?)(<!-- end settings -->)", re.S
+)
 
 
 def declared_blocks() -> dict[str, type]:
     """Every settings block a family (or curation) declares: ``{"mmneedle.render": RenderConfig}``."""
     from benchsmith.builders import FAMILIES
+    from benchsmith.commands.params_check import TOP_LEVEL_BLOCKS
     from benchsmith.curate.config import DECLARED_BLOCKS as CURATE_BLOCKS
 
     blocks = {
@@ -28,7 +33,8 @@ def declared_blocks() -> dict[str, type]:
         for family in FAMILIES
         for block, kind in family.declared_settings().items()
     }
-    return {**blocks, **{".".join(block): kind for block, kind in CURATE_BLOCKS.items()}}
+    top = {".".join(block) or TOP: kind for block, kind in TOP_LEVEL_BLOCKS.items()}
+    return {**top, **blocks, **{".".join(block): kind for block, kind in CURATE_BLOCKS.items()}}
 
 
 def _shown(value: object) -> str:
@@ -45,6 +51,7 @@ def table(block: str, cls: type) -> str:
     from benchsmith.core.settings import declared, flag_of, key_of, value_node
 
     rows = ["| key | default | meaning |", "|---|---|---|"]
+    prefix = "" if block == TOP else f"{block}."
     for name, (field, info) in declared(cls).items():
         allowed = value_node(cls, name).describe()
         names = [f"`{flag_of(name, info)}`", *(f"`{a}`" for a in info.aliases)]
@@ -53,9 +60,30 @@ def table(block: str, cls: type) -> str:
             flag = f"; flag {' or '.join(names)} turns it off"
         others = "".join(f" ({profile}: {_shown(v)})" for profile, v in info.profile_defaults)
         rows.append(
-            f"| `{block}.{key_of(cls, name)}` | {_shown(field.default)}{others} | {info.help} "
+            f"| `{prefix}{key_of(cls, name)}` | {_shown(field.default)}{others} | {info.help} "
             f"({allowed}{flag}) |"
         )
+    return "\n".join(rows) + "\n"
+
+
+def sources_table() -> str:
+    """``sources.<name>.<profile>.<option>`` for every source, from its declared options (the
+    same ones its ``benchsmith source`` flags and params check read)."""
+    from benchsmith.sources import SOURCES
+
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for name in SOURCES.names():
+        source = SOURCES.get(name)
+        for profile, options in (("sample", source.sample_options), ("full", source.fetch_options)):
+            if profile == "full":
+                needed = "" if "fetch" in source.verbs else f"; required: it {source.not_fetched}"
+                rows.append(f"| `sources.{name}.full.local_dir` | null | your copy, linked instead "
+                            f"of downloaded; its layout: {source.layout} (a path or null"
+                            f"{needed}) |")  # fmt: skip
+            for option in options:
+                kind = option.schema().describe()
+                rows.append(f"| `sources.{name}.{profile}.{option.name}` | {_shown(option.default)} "
+                            f"| {option.help} ({kind}) |")  # fmt: skip
     return "\n".join(rows) + "\n"
 
 
@@ -66,6 +94,8 @@ def rendered(page: str) -> str:
 
     def fill(match: re.Match) -> str:
         name = match.group("block")
+        if name == SOURCES_BLOCK:
+            return match.group(1) + sources_table() + match.group(4)
         if name not in blocks:
             raise SystemExit(f"docs/params.md: no step declares settings block {name!r}")
         return match.group(1) + table(name, blocks[name]) + match.group(4)

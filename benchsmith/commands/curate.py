@@ -15,7 +15,7 @@ from benchsmith.commands._common import COLUMN_ROLES, column_roles
 from benchsmith.commands.common_flags import add_metrics_option
 from benchsmith.commands.setting_flags import add_setting_flags
 from benchsmith.core.metrics import write_metrics
-from benchsmith.core.params import load_params
+from benchsmith.core.params import build_settings, load_params
 from benchsmith.curate.config import LLMSettings
 from benchsmith.family.base import StepSettings
 from benchsmith.stages import STAGES
@@ -115,7 +115,7 @@ def run_curate(args: argparse.Namespace) -> int:
     section = dict(params.get("curate") or {})
     targets = section.pop("targets", None) or []
     if args.dataset_version is None:
-        args.dataset_version = str(params.get("version", "0.1.0"))
+        args.dataset_version = build_settings(params).version
     if not args.targets:
         if args.dataset is None or args.config is None or args.out is None:
             raise BenchsmithError(
@@ -129,30 +129,16 @@ def run_curate(args: argparse.Namespace) -> int:
         write_metrics(args.metrics, _table_metrics(metrics))
         return code
     out_root = args.out or Path("published/curated")
-    for target in targets:  # every entry is checked before any (maybe long) run starts
-        missing = {"name", "dataset", "config"} - set(target if isinstance(target, dict) else ())
-        if missing:
-            raise BenchsmithError(
-                f"curate.targets entry {target} lacks {', '.join(sorted(missing))}",
-                path=args.params or "params.yaml",
-                fix="give every target a name, dataset and config (split defaults to test)",
-            )
+    entries = [_target(entry, args.params) for entry in targets]  # all checked before any runs
     unfinished, metrics = [], {}
-    for target in targets:  # a target left undecided (or empty) does not stop the others
-        settings = _merge(section, target.get("settings") or {})
-        out = Path(target.get("out") or out_root / target["name"])
+    for target, entry in zip(entries, targets, strict=True):  # one undecided: the others go on
+        settings = _merge(section, entry.get("settings") or {})
+        out = target.out or out_root / target.name
         code = _curate_one(
-            args,
-            settings,
-            Path(target["dataset"]),
-            target["config"],
-            target.get("split", "test"),
-            out,
-            metrics,
-            target["name"],
+            args, settings, target.dataset, target.config, target.split, out, metrics, target.name
         )
         if code:
-            unfinished.append(target["name"])
+            unfinished.append(target.name)
     if not targets:
         out_root.mkdir(parents=True, exist_ok=True)
         print("no curate.targets in params: nothing to curate")
@@ -165,6 +151,24 @@ def run_curate(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _target(entry: object, params: Path | None):
+    """One ``curate.targets`` entry as its declaration reads it; one lacking a required key is
+    an error naming the entry."""
+    from benchsmith.core.errors import BenchsmithError
+    from benchsmith.core.settings import settings_from
+    from benchsmith.curate.config import CurateTarget
+
+    given = entry if isinstance(entry, dict) else {}
+    missing = [key for key in CurateTarget.REQUIRED if given.get(key) is None]
+    if missing:
+        raise BenchsmithError(
+            f"curate.targets entry {entry} lacks {', '.join(sorted(missing))}",
+            path=params or "params.yaml",
+            fix="give every target a name, dataset and config (split defaults to test)",
+        )
+    return settings_from(CurateTarget, given)
 
 
 def _curate_one(

@@ -16,9 +16,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from benchsmith.core.limits import ArchiveLimits, ImageLimits
+from benchsmith.core.params import BuildSettings
 from benchsmith.core.schema import Block, BlockOf, Value, check_document
 from benchsmith.core.settings import settings_block
 
+# the build's own settings, declared at the ground floor: the top-level keys, then two blocks
+TOP_LEVEL_BLOCKS: dict[tuple[str, ...], type] = {
+    (): BuildSettings,  # profile, version, seed
+    ("images",): ImageLimits,
+    ("archives",): ArchiveLimits,
+}
 ANY_MAPPING = BlockOf(Value("any"))  # a block this command does not read: its name is checked
 
 
@@ -44,17 +52,8 @@ def params_schema(scope: tuple[str, ...] = ()) -> Block:
         for name in SOURCES.names()
     }
     fields: dict[str, Any] = {
-        "profile": Value("str", choices=("sample", "full")),
-        "version": Value("str"),
-        "seed": Value("int", minimum=0),
-        "images": Block({"max_pixels": Value("int", minimum=1)}),
-        "archives": Block(
-            {
-                "max_members": Value("int", minimum=1),
-                "max_total_gib": Value("float", minimum=0.001),
-                "max_ratio": Value("float", minimum=1),
-            }
-        ),  # fmt: skip
+        **settings_block(BuildSettings).fields,  # profile, version, seed
+        **{block[0]: settings_block(kind) for block, kind in TOP_LEVEL_BLOCKS.items() if block},
         "sources": Block(sources),
     }
     for name in FAMILIES.names():

@@ -17,7 +17,7 @@ from benchsmith.commands.setting_flags import (
     inputs_of,
     settings_of,
 )
-from benchsmith.core.params import load_params
+from benchsmith.core.params import build_settings, load_params
 from benchsmith.family.base import StepSettings
 from benchsmith.family.publish_settings import PublishRun
 
@@ -50,7 +50,7 @@ def run_publish(args: argparse.Namespace) -> int:
     family = FAMILIES.get(args.family)
     run = inputs_of(args, PublishRun)
     settings = settings_of(args, StepSettings(family.publish_settings, (family.name, "publish")))
-    version = run.dataset_version or str(load_params(run.params).get("version", "0.0.0"))
+    version = run.dataset_version or build_settings(load_params(run.params)).version
     publication = family.publication(inputs_of(args, family.publish_inputs), settings)
     info = publish(publication, family.out_of(settings), version, settings.max_shard_mb)
     if run.metrics is not None:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.schema import check_node
+from benchsmith.core.settings import setting, settings_block, settings_from
 
 DEFAULT_MAX_PIXELS = 89_478_485
 _max_pixels = DEFAULT_MAX_PIXELS
@@ -34,12 +36,38 @@ def set_max_pixels(value: int) -> None:
 
 
 @dataclass(frozen=True)
-class ArchiveLimits:
-    """What one zip may hold and expand to (``archives:`` in params.yaml)."""
+class ImageLimits:
+    """What one image may claim to be (``images:`` in params.yaml)."""
 
-    max_members: int = 1_000_000
-    max_total_gib: float = 128.0
-    max_ratio: float = 100.0  # uncompressed / compressed
+    max_pixels: int = setting(
+        DEFAULT_MAX_PIXELS, "largest width x height an image may claim in its header; a larger "
+        "one is refused naming the file (Pillow's own default)", minimum=1, flag=False,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """What one zip may hold and expand to (``archives:`` in params.yaml). A limit decides
+    whether a source is accepted, never the bytes built from it: no DVC stage lists it."""
+
+    max_members: int = setting(
+        1_000_000, "most members one zip may hold", minimum=1, flag=False, shapes_output=False
+    )
+    max_total_gib: float = setting(
+        128.0,
+        "most the whole zip may expand to, GiB uncompressed",
+        minimum=0.001,
+        flag=False,
+        shapes_output=False,
+    )
+    max_ratio: float = setting(
+        100.0, "most uncompressed / compressed, the whole zip and each member over 1 MiB",
+        minimum=1.0, flag=False, shapes_output=False,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:  # 7 in params.yaml is 7.0
+        object.__setattr__(self, "max_total_gib", float(self.max_total_gib))
+        object.__setattr__(self, "max_ratio", float(self.max_ratio))
 
     @property
     def max_total_bytes(self) -> int:
@@ -59,28 +87,16 @@ def set_archive_limits(limits: ArchiveLimits) -> None:
 
 
 def configure(params: dict[str, Any]) -> None:
-    """Apply ``images.max_pixels`` and ``archives.*`` from a params mapping (absent: the
-    defaults)."""
-    images = params.get("images") if isinstance(params.get("images"), dict) else {}
-    value = images.get("max_pixels", DEFAULT_MAX_PIXELS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BenchsmithError(
-            f"images.max_pixels must be a positive integer, got {value!r}",
-            path="params.yaml",
-            fix=f"set images.max_pixels to e.g. {DEFAULT_MAX_PIXELS}",
-        )
-    set_max_pixels(value)
-    archives = params.get("archives") if isinstance(params.get("archives"), dict) else {}
-    defaults = ArchiveLimits()
+    """Apply ``images:`` and ``archives:`` from a params mapping (absent: the declared
+    defaults); a wrong value is an error naming its key, the value and what is allowed."""
     chosen = {}
-    for name in ("max_members", "max_total_gib", "max_ratio"):
-        value = archives.get(name, getattr(defaults, name))
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise BenchsmithError(
-                f"archives.{name} must be a positive number, got {value!r}",
-                path="params.yaml",
-                fix=f"set archives.{name} to e.g. {getattr(defaults, name)}",
-            )
-        chosen[name] = value
-    set_archive_limits(ArchiveLimits(int(chosen["max_members"]), float(chosen["max_total_gib"]),
-                                     float(chosen["max_ratio"])))  # fmt: skip
+    for key, cls in (("images", ImageLimits), ("archives", ArchiveLimits)):
+        block = params.get(key) if isinstance(params.get(key), dict) else {}
+        problems: list[str] = []
+        check_node(settings_block(cls), block, key, problems)
+        if problems:
+            raise BenchsmithError(problems[0], path="params.yaml",
+                                  fix=f"correct {key} in params.yaml (docs/params.md lists its keys)")  # fmt: skip
+        chosen[key] = settings_from(cls, block)
+    set_max_pixels(chosen["images"].max_pixels)
+    set_archive_limits(chosen["archives"])

@@ -5,12 +5,18 @@ DVC tracks the same file, so a changed knob reruns exactly the stages that read 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.settings import (
+    check_settings,
+    setting,
+    settings_from,
+)
 
 DEFAULT_PARAMS_FILE = Path("params.yaml")
 # libyaml's loader where PyYAML's wheel has it (every CLI call reads params.yaml: 0.1 s in pure
@@ -39,15 +45,43 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class BuildSettings:
+    """The build's own keys, at the top of ``params.yaml``: which sources, which version, which
+    seed. Declared once: the params check, every reader (:func:`build_settings`) and the params
+    reference are read from here."""
+
+    profile: str = setting(
+        "sample", "`sample`: generated miniature sources; `full`: the real ones",
+        choices=("sample", "full"), flag=False,
+    )  # fmt: skip
+    version: str = setting(
+        "0.1.0", "semantic version of the published datasets (card, `build_info.json`)",
+        flag=False,
+    )  # fmt: skip
+    seed: int = setting(0, "seed of every draw (a family's own `seed:` overrides it)",
+                        minimum=0, flag=False)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("profile", "version", "seed"):
+            if getattr(self, name) is None:
+                raise BenchsmithError(f"{name} must be set, got None", fix=f"remove {name}: "
+                                      "from params.yaml for its default, or give a value")  # fmt: skip
+        object.__setattr__(self, "version", str(self.version))  # `version: 1.0` reads as a float
+        check_settings(self, "")
+
+
+def build_settings(params: dict[str, Any]) -> BuildSettings:
+    """The top-level keys of ``params`` (absent: the declared defaults), checked."""
+    try:
+        return settings_from(BuildSettings, params)
+    except BenchsmithError as exc:
+        what = str(exc).split("\n")[0]
+        raise BenchsmithError(what, path=DEFAULT_PARAMS_FILE, fix=exc.fix) from exc
+
+
 def profile_of(params: dict[str, Any]) -> str:
-    profile = params.get("profile", "sample")
-    if profile not in ("sample", "full"):
-        raise BenchsmithError(
-            f"unknown profile {profile!r}",
-            path=DEFAULT_PARAMS_FILE,
-            fix="set profile: sample or profile: full",
-        )
-    return profile
+    return build_settings(params).profile
 
 
 def section(params: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -193,7 +193,7 @@ _MISSING = object()
 def _problem(
     name: str, value: Any, node: Any, where: str, flag: bool = True
 ) -> BenchsmithError | None:
-    key = f"{where}.{name}"
+    key = f"{where}.{name}" if where else name  # where "": a top-level key
     given = f" (or --{name.replace('_', '-')})" if flag else ""
     fix = f"set {key} in params.yaml{given} to an allowed value"
     if isinstance(node, ListOf) and isinstance(value, list | tuple):

@@ -14,10 +14,10 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchsmith.core.errors import BenchsmithError
-from benchsmith.core.schema import Block, ListOf, Value
+from benchsmith.core.schema import Block, ListOf
 from benchsmith.core.settings import (
     check_settings,
     declared,
@@ -30,7 +30,28 @@ from benchsmith.core.urls import without_credentials
 from benchsmith.stages import STAGES
 from benchsmith.stages.base import Stage, plain
 
-TARGETS_KEY = "targets"  # the datasets `benchsmith curate --targets` runs: not a setting
+TARGETS_KEY = "targets"  # the datasets `benchsmith curate --targets` runs: a list of them
+
+
+@dataclass(frozen=True)
+class CurateTarget:
+    """One entry of ``curate.targets``: a published config the ``curate`` DVC stage
+    (``benchsmith curate --targets``) curates; ``settings`` (a ``curate:`` block of its own)
+    overrides any curation setting for this target alone."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "dataset", "config")
+
+    name: str | None = setting(None, "the target's name (required): its folder under the "
+                               "curate stage's --out and its line in the metrics", flag=False)  # fmt: skip
+    dataset: Path | None = setting(None, "the published dataset folder (required)", flag=False)
+    config: str | None = setting(None, "the config of that dataset to curate (required)",
+                                 flag=False)  # fmt: skip
+    split: str = setting("test", "the split to curate", flag=False)
+    out: Path | None = setting(None, "where the curated dataset goes (null: OUT/<name>)",
+                               flag=False)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        paths_as_paths(self)
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,7 @@ DECLARED_BLOCKS = {
         for stage in STAGES
     },
     ("curate", "llm"): LLMSettings,
+    ("curate", "targets[]"): CurateTarget,  # each entry of the list
 }
 
 
@@ -137,16 +159,7 @@ def params_schema() -> Block:
         else:
             fields[stage.params_key] = block
     fields["llm"] = settings_block(LLMSettings)
-    target = Block(
-        {
-            "name": Value("str"),
-            "dataset": Value("path"),
-            "config": Value("str"),
-            "split": Value("str"),
-            "out": Value("path", nullable=True),
-            "settings": Block(dict(fields)),
-        }
-    )
+    target = Block({**settings_block(CurateTarget).fields, "settings": Block(dict(fields))})
     fields[TARGETS_KEY] = ListOf(target, nullable=True)
     return Block(fields)
 

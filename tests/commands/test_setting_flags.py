@@ -218,3 +218,29 @@ def test_a_value_the_declaration_refuses_is_one_clear_error_naming_the_key(tmp_p
     err = capsys.readouterr().err
     assert code == 2 and "multi.selection.h_form" in err and "harmonic" in err
     assert "multi.near_duplicates.ngram" in err and not (tmp_path / "plan").exists()
+
+
+def test_the_top_level_keys_and_every_source_option_are_declared_once():
+    """profile, version, seed, images and archives (on their dataclasses) and each source's
+    options (``Option``) are the schema, the shipped params.yaml and the params reference."""
+    from benchsmith.commands.params_check import TOP_LEVEL_BLOCKS
+    from benchsmith.sources import SOURCES
+
+    schema = params_schema()
+    shipped = yaml.safe_load((ROOT / "params.yaml").read_text("utf-8"))
+    page = (ROOT / "docs" / "params.md").read_text(encoding="utf-8")
+    for block, kind in TOP_LEVEL_BLOCKS.items():
+        node = schema.fields[block[0]] if block else schema
+        for name, (field, _) in declared(kind).items():
+            key = ".".join((*block, name))
+            assert node.fields[name] == settings_block(kind).fields[name], key
+            assert section(shipped, *block)[name] == field.default, f"params.yaml's {key}"
+            assert f"| `{key}` |" in page, key
+    sources = params_schema(scope=tuple(f"sources.{n}" for n in SOURCES.names())).fields["sources"]
+    for name in SOURCES.names():
+        source = SOURCES.get(name)
+        assert sources.fields[name] == source.params_schema()
+        for profile, options in (("sample", source.sample_options), ("full", source.fetch_options)):
+            for option in options:
+                assert f"| `sources.{name}.{profile}.{option.name}` |" in page
+        assert f"| `sources.{name}.full.local_dir` |" in page

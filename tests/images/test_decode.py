@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchsmith.core.errors import SourceError
+from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, configure, set_max_pixels
 from benchsmith.images.decode import decode_rgb, decode_rgbx
 
@@ -109,7 +109,7 @@ def test_the_limit_is_a_parameter():
     with pytest.raises(SourceError) as info:  # allowed now; the data is still too short
         decode_rgb(data, "big.jpg")
     assert "max_pixels" not in str(info.value)
-    with pytest.raises(Exception, match="positive integer"):
+    with pytest.raises(BenchsmithError, match=r"images.max_pixels: expected an integer >= 1"):
         configure({"images": {"max_pixels": "lots"}})
 
 

@@ -27,7 +27,7 @@ from benchsmith.core.command_inputs import (
 )
 from benchsmith.core.executor import ExecutorConfig
 from benchsmith.core.metrics import write_metrics
-from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.params import build_settings, load_params, profile_of, section
 from benchsmith.core.progress import log, print_json
 from benchsmith.core.settings import declared
 from benchsmith.family.base import PublishRequest, Step, StepSettings
@@ -59,7 +59,7 @@ def run_plan(
     from benchsmith.builders.mmiu.plan import MmiuSources, build_mmiu
 
     params = load_params(args.params)
-    seed = top.seed if top.seed is not None else params.get("seed", 0)
+    seed = top.seed if top.seed is not None else build_settings(params).seed
     config = MmiuConfig.from_settings(top, section(params, "mmiu"), profile_of(params), seed)
     sources = MmiuSources(folders.scannet, folders.coco, folders.ingest_dir)
     executor = ExecutorConfig(survey.executor, survey.workers)

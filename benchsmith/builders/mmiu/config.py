@@ -7,7 +7,7 @@ COCO images the sources' sample writers produce, so the default profile builds o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,13 @@ def _error(key: str, message: str) -> BenchsmithError:
     return BenchsmithError(f"mmiu.{key}: {message}", path="params.yaml", fix=f"correct mmiu.{key}")
 
 
+def _frame(full: Any, help: str, sample: Any = None, **bounds: Any) -> Any:
+    """A key of ``mmiu.frames.<profile>``: ``full``'s default, and the sample profile's when it
+    differs (the miniature scenes are short: 30 frames, a small room)."""
+    return setting(full, help, flag=False, under="{profile}",
+                   profile_defaults=None if sample is None else {"sample": sample}, **bounds)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FrameChoice:
     """How ScanNet frames become items (``mmiu.frames.<profile>``).
@@ -81,35 +88,28 @@ class FrameChoice:
     from every frame of the item.
     """
 
-    stride: int = setting(10, "frames i and i + stride make a pair", minimum=1, flag=False)
-    min_translation_m: float = setting(
-        0.02, "least camera motion of a pair, metres", minimum=0.0, flag=False
+    stride: int = _frame(10, "frames i and i + stride make a pair", 2, minimum=1)
+    min_translation_m: float = _frame(0.02, "least camera motion of a pair, metres", minimum=0.0)
+    max_translation_m: float = _frame(0.5, "most camera motion of a pair, metres", 0.3, minimum=0.0)
+    max_rotation_deg: float = _frame(
+        20.0, "most camera rotation of a pair, degrees", minimum=0.0, maximum=180.0
     )
-    max_translation_m: float = setting(
-        0.5, "most camera motion of a pair, metres", minimum=0.0, flag=False
+    min_overlap: float = _frame(
+        0.5, "share of frame i's depth pixels that must land in frame j", minimum=0.0, maximum=1.0
     )
-    max_rotation_deg: float = setting(
-        20.0, "most camera rotation of a pair, degrees", minimum=0.0, maximum=180.0, flag=False
+    depth_tolerance_m: float = _frame(
+        0.05, "how far a moved depth pixel may be from frame j's depth, metres", minimum=0.0
     )
-    min_overlap: float = setting(
-        0.5, "share of frame i's depth pixels that must land in frame j", minimum=0.0,
-        maximum=1.0, flag=False,
-    )  # fmt: skip
-    depth_tolerance_m: float = setting(
-        0.05, "how far a moved depth pixel may be from frame j's depth, metres", minimum=0.0,
-        flag=False,
-    )  # fmt: skip
-    distractor_min_translation_m: float = setting(
+    distractor_min_translation_m: float = _frame(
         0.3, "a distractor frame is at least this far (metres) from every frame of the item...",
-        minimum=0.0, flag=False,
+        0.25, minimum=0.0,
     )  # fmt: skip
-    distractor_min_rotation_deg: float = setting(
-        15.0, "... or turned at least this much (degrees)", minimum=0.0, maximum=180.0,
-        flag=False,
-    )  # fmt: skip
+    distractor_min_rotation_deg: float = _frame(
+        15.0, "... or turned at least this much (degrees)", minimum=0.0, maximum=180.0
+    )
 
     def __post_init__(self) -> None:
-        check_settings(self, "mmiu.frames.<profile>")  # 15 in params.yaml is 15.0: one hash
+        check_settings(self, "mmiu.frames")  # 15 in params.yaml is 15.0: one hash
 
     def validate(self, key: str) -> None:
         if self.stride < 1:
@@ -121,8 +121,7 @@ class FrameChoice:
 
 
 DEFAULT_FRAMES = {
-    "sample": FrameChoice(stride=2, max_translation_m=0.3, distractor_min_translation_m=0.25),
-    "full": FrameChoice(),
+    profile: settings_from(FrameChoice, None, profile=profile) for profile in PROFILES
 }
 DEFAULT_ITEMS = {"sample": 12, "full": 200}
 
@@ -317,9 +316,7 @@ class MmiuConfig:
         per-profile frames and the options of the ``mmiu:`` block ``settings``, and ``seed``."""
         if profile not in PROFILES:
             raise BenchsmithError(f"unknown profile {profile!r}", fix="profile: sample or full")
-        frames = replace(
-            DEFAULT_FRAMES[profile], **((settings.get("frames") or {}).get(profile) or {})
-        )
+        frames = settings_from(FrameChoice, settings.get("frames"), profile=profile)
         frames.validate(f"frames.{profile}")
         return cls(
             mode=top.mode,

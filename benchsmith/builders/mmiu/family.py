@@ -42,9 +42,10 @@ class MmiuFamily(Family):
                                cli.parse_roots(args.root), executor)  # fmt: skip
 
     def declared_settings(self) -> dict[tuple[str, ...], type]:
-        from benchsmith.builders.mmiu.config import OptionStyle
+        from benchsmith.builders.mmiu.config import FrameChoice, OptionStyle
 
-        return {**super().declared_settings(), ("mmiu", "options"): OptionStyle}
+        return {**super().declared_settings(), ("mmiu", "options"): OptionStyle,
+                ("mmiu", "frames"): FrameChoice}  # fmt: skip
 
     def auditor(
         self, dataset_dir: Path, info: dict[str, Any], roots: Mapping[str, str]

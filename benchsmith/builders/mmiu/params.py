@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.mmiu.config import (
-    PROFILES,
     FrameChoice,
     MmiuPlanSettings,
     MmiuSourceFolders,
@@ -13,14 +12,13 @@ from benchsmith.builders.mmiu.config import (
     ScenePlanSettings,
     ShortcutGate,
 )
-from benchsmith.core.schema import BlockOf
 from benchsmith.core.settings import settings_block
 
 
 def params_fields() -> dict[str, Any]:
     return {
         **settings_block(MmiuPlanSettings).fields,  # mode, tasks, seed, ..., sizes.<profile>
-        "frames": BlockOf(settings_block(FrameChoice), keys=PROFILES),  # declared once
+        "frames": settings_block(FrameChoice),  # per profile, declared once
         "options": settings_block(OptionStyle),
         "plan": settings_block(ScenePlanSettings),  # declared once, on the dataclass
         "shortcuts": settings_block(ShortcutGate),  # declared once, on the dataclass

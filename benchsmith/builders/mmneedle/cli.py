@@ -31,7 +31,7 @@ from benchsmith.core.command_inputs import (
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.json_files import load_json
 from benchsmith.core.metrics import write_metrics
-from benchsmith.core.params import DEFAULT_PARAMS_FILE, load_params, profile_of
+from benchsmith.core.params import DEFAULT_PARAMS_FILE, build_settings, load_params, profile_of
 from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import Step, StepSettings
 
@@ -91,7 +91,7 @@ def run_plan(args: PlanInputs, settings: PlanSettings, folders: MmneedleSourceFo
     from benchsmith.sources.coco.reader import default_images_dir, read_captions
 
     params = load_params(args.params)
-    seed = args.seed if args.seed is not None else params.get("seed", 0)
+    seed = args.seed if args.seed is not None else build_settings(params).seed
     config = PlanConfig.from_settings(settings, seed)
     found = args.params or (DEFAULT_PARAMS_FILE if DEFAULT_PARAMS_FILE.exists() else None)
     log(

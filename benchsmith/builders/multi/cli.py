@@ -22,7 +22,7 @@ from benchsmith.core.command_inputs import (
     root_overrides,
 )
 from benchsmith.core.metrics import write_metrics
-from benchsmith.core.params import load_params, section
+from benchsmith.core.params import build_settings, load_params, section
 from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import ScoreRunsRequest, Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
@@ -45,7 +45,7 @@ def select_step_folder() -> Any:
 def multi_config(params: dict[str, Any], top: MultiPlanSettings):
     from benchsmith.builders.multi.config import MultiConfig
 
-    seed = top.seed if top.seed is not None else params.get("seed")
+    seed = top.seed if top.seed is not None else build_settings(params).seed
     return MultiConfig.from_params(section(params, "multi"), seed)
 
 

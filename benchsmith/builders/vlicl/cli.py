@@ -22,7 +22,7 @@ from benchsmith.core.command_inputs import (
     root_overrides,
 )
 from benchsmith.core.metrics import write_metrics
-from benchsmith.core.params import load_params, profile_of, section
+from benchsmith.core.params import build_settings, load_params, profile_of, section
 from benchsmith.core.progress import log, print_json
 from benchsmith.family.base import Step, StepSettings
 from benchsmith.hf.roots import parse_root_flags
@@ -53,7 +53,7 @@ def run_plan(args: PlanInputs, top: VliclPlanSettings, folders: VliclSourceFolde
 
     params = load_params(args.params)
     settings = section(params, "vlicl")
-    seed = top.seed if top.seed is not None else params.get("seed", 0)
+    seed = top.seed if top.seed is not None else build_settings(params).seed
     config = VliclConfig.from_params(settings, profile_of(params), mode=top.mode, seed=seed,
                                      tasks=top.tasks, episode_seeds=top.episode_seeds,
                                      samplers=top.samplers)  # fmt: skip

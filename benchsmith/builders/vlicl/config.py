@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.vlicl.shots import DEFAULT_SHOTS, Shots
 from benchsmith.builders.vlicl.text_variants import TEXT_VARIANTS
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.executor import executor_setting, workers_setting
@@ -42,23 +43,6 @@ MODES = ("rebuild", "ingest")
 SAMPLERS = ("hashed", "legacy")
 PROFILES = ("sample", "full")
 
-# Shots per task as evaluated in the paper: open_mi/matching stop at 5 because an episode
-# stores 5 images per class (matching: shot n = n same + n different pairs).
-DEFAULT_SHOTS: dict[str, tuple[int, ...]] = {
-    "open_mi": (0, 1, 2, 4, 5),
-    "open_t2i_mi": (0, 1, 2, 4, 5),
-    "matching_mi": (0, 1, 2, 4, 5),
-    "clevr": (0, 1, 2, 4, 8),
-    "operator_induction": (0, 1, 2, 4, 8),
-    "operator_induction_interleaved": (0, 1, 2, 4, 8),
-    "textocr": (0, 1, 2, 4, 8),
-    "cobsat": (0, 1, 2, 4, 8),  # a scenario has 8 support images
-    # the fast T2I tasks: 2-way episodes as open_t2i_mi's (the paper does not list their
-    # shots; an episode that stores fewer images per class stops the plan, naming this key)
-    "fast_count_t2i": (0, 1, 2, 4, 5),
-    "fast_attr_t2i": (0, 1, 2, 4, 5),
-}
-DEFAULT_SHOTS.update({variant: DEFAULT_SHOTS[base] for variant, (base, _) in TEXT_VARIANTS.items()})
 DEFAULT_EPISODE_SEEDS = (0, 1, 2)
 
 # Pronounceable nonsense words for fast binding. The first five are the examples named in the
@@ -167,9 +151,13 @@ class VliclPlanSettings:
         SAMPLERS, "hashed: order-independent; legacy: replays the original random stream",
         choices=SAMPLERS, metavar="SAMPLER",
     )  # fmt: skip
+    words: tuple[str, ...] = setting(
+        NONSENSE_WORDS, "nonsense words bound to classes in open_mi and open_t2i_mi (distinct "
+        "single words, at least as many as open_mi's ways)", flag=False, metavar="WORD",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        for name in ("tasks", "episode_seeds", "samplers"):
+        for name in ("tasks", "episode_seeds", "samplers", "words"):
             if not getattr(self, name):
                 raise _fail(f"vlicl.{name} is empty", name)
         check_settings(self, "vlicl")
@@ -311,11 +299,11 @@ class VliclConfig:
             raise _fail(f"unknown profile {profile!r}", "profile")
         section = params_section or {}
         sizes = Sizes.of_profile(profile, section.get("sizes"))
-        shots = dict(DEFAULT_SHOTS)
-        for task, values in (section.get("shots") or {}).items():
+        for task in section.get("shots") or {}:
             if task not in TASKS:
                 raise _fail(f"shots given for unknown task {task!r}", "shots")
-            shots[task] = tuple(int(v) for v in values)
+        given = settings_from(Shots, section.get("shots"))
+        shots = {task: tuple(int(v) for v in getattr(given, task)) for task in DEFAULT_SHOTS}
         top = settings_from(VliclPlanSettings, section, overrides)
         tasks = top.tasks
         if top.mode == "ingest" and section.get("tasks") is None and not overrides.get("tasks"):
@@ -326,7 +314,7 @@ class VliclConfig:
             seed=int(top.seed or 0),
             tasks=tasks,
             sizes=sizes,
-            words=tuple(section.get("words", NONSENSE_WORDS)),
+            words=top.words,
             shots=shots,
             episode_seeds=tuple(int(s) for s in top.episode_seeds),
             samplers=top.samplers,

@@ -39,10 +39,12 @@ class VliclFamily(Family):
         return params_fields()
 
     def declared_settings(self) -> dict[tuple[str, ...], type]:
-        """The steps' blocks, and the task sizes per profile (read by the plan step)."""
+        """The steps' blocks, and the task sizes per profile and the shots per task (read by
+        the plan step)."""
         from benchsmith.builders.vlicl.config import Sizes
+        from benchsmith.builders.vlicl.shots import Shots
 
-        return {**super().declared_settings(), ("vlicl", "sizes"): Sizes}
+        return {**super().declared_settings(), ("vlicl", "sizes"): Sizes, ("vlicl", "shots"): Shots}
 
     publish_inputs = cli.PublishInputs
 

@@ -9,21 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from benchsmith.builders.vlicl.config import (
-    TASKS,
     LeakageConfig,
     Sizes,
     VliclPlanSettings,
     VliclSourceFolders,
 )
-from benchsmith.core.schema import BlockOf, ListOf, Value
+from benchsmith.builders.vlicl.shots import Shots
 from benchsmith.core.settings import settings_block
 
 
 def params_fields() -> dict[str, Any]:
     return {
-        **settings_block(VliclPlanSettings).fields,  # mode, tasks, seed, episode seeds, samplers
-        "words": ListOf(Value("str"), non_empty=True),
-        "shots": BlockOf(ListOf(Value("int", minimum=0)), keys=TASKS),
+        **settings_block(VliclPlanSettings).fields,  # mode, tasks, seeds, samplers, words
+        "shots": settings_block(Shots),  # per task, declared once
         "sizes": settings_block(Sizes),  # per profile and task, declared once
         "sources": settings_block(VliclSourceFolders),
         "leakage": settings_block(LeakageConfig),  # declared once, on the dataclass

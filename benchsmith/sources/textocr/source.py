@@ -31,7 +31,7 @@ class TextocrSource(Source):
     title = "TextOCR v0.1 (word annotations + Open Images)"
     layout = f"OUT/{TEXTOCR_DIRNAME}/TextOCR_0.1_{{train,val}}.json and OUT/{TEXTOCR_DIRNAME}/{IMAGES_DIRNAME}/"
     verbs = ("sample", "link", "check", "prepare")
-    not_fetched = f"not downloaded by benchsmith: {GET_IT}"
+    not_fetched = f"is not downloaded by benchsmith: {GET_IT}"
     sample_options = (
         Option("n_train", "train images in the miniature", int, 12),
         Option("n_val", "val images in the miniature", int, 6),

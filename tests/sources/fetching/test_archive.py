@@ -195,7 +195,7 @@ def test_archive_limits_in_params_are_checked(value) -> None:
 
     before = archive_limits()
     try:
-        with pytest.raises(BenchsmithError, match="archives.max_ratio must be a positive"):
+        with pytest.raises(BenchsmithError, match="archives.max_ratio: expected a number >= 1"):
             configure({"archives": {"max_ratio": value}})
         configure({"archives": {"max_ratio": 7, "max_members": 9}})
         assert archive_limits() == ArchiveLimits(max_members=9, max_ratio=7.0)
