@@ -17,7 +17,7 @@ from benchsmith.core.errors import SourceError
 from benchsmith.core.progress import log
 from benchsmith.sources.clevr.reader import CLEVR_DIRNAME, CLEVR_URL, SCENE_SPLITS, scenes_path
 from benchsmith.sources.fetching.archive import safe_extract_zip
-from benchsmith.sources.fetching.destination import marker_matches, replace_symlink
+from benchsmith.sources.fetching.destination import link_folder, marker_matches
 from benchsmith.sources.fetching.lockfile import download_locked
 
 MARKER_NAME = ".benchsmith-clevr-extracted.json"
@@ -86,9 +86,7 @@ def link_local_clevr(src: str | Path, dest: str | Path) -> Path:
             fix=fix,
         )
     dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    link = dest / CLEVR_DIRNAME
-    replace_symlink(link, src, fix="remove it or choose another destination folder")
+    link = link_folder(dest, CLEVR_DIRNAME, src)
     (dest / MARKER_NAME).unlink(missing_ok=True)  # dest no longer holds an extraction
     return link
 

@@ -42,7 +42,7 @@ def _release_root(folder: Path) -> Path | None:
 def link_local_release(src: str | Path, out: str | Path) -> Path:
     from benchsmith.core.atomic import atomic_directory
     from benchsmith.sources.fetching.archive import check_zip, safe_extract_zip
-    from benchsmith.sources.fetching.destination import replace_symlink
+    from benchsmith.sources.fetching.destination import link_folder, replace_symlink
 
     src, out = Path(src).expanduser().absolute(), Path(out)
     if src.is_file() and src.suffix == ".zip":
@@ -67,10 +67,7 @@ def link_local_release(src: str | Path, out: str | Path) -> Path:
     root = _release_root(src) if src.is_dir() else None
     if root is None:
         raise SourceError("not a MULTI release: no problem_v*.json", path=src, fix=LINK_FIX)
-    out.mkdir(parents=True, exist_ok=True)
-    link = out / RELEASE_DIRNAME
-    replace_symlink(link, root, fix="remove it or choose another destination folder")
-    return link
+    return link_folder(out, RELEASE_DIRNAME, root)
 
 
 def check_exams(root: Path) -> dict[str, Any]:

@@ -39,3 +39,13 @@ def replace_symlink(link: Path, target: Path, *, fix: str) -> None:
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(target, target_is_directory=True)
     os.replace(tmp, link)  # atomically replaces an existing link
+
+
+def link_folder(dest: Path, name: str, target: Path) -> Path:
+    """``dest/name`` made a symlink to the folder ``target`` (a source's ``link`` verb: the
+    user's copy is used where it is, never copied); ``dest`` is created if needed."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    link = dest / name
+    replace_symlink(link, target, fix="remove it or choose another destination folder")
+    return link

@@ -19,7 +19,7 @@ SCANNET_DIRNAME = "ScanNet"
 
 def link_local_scannet(src: str | Path, dest: str | Path) -> Path:
     """Make ``dest/ScanNet`` a symlink to an existing copy (the folder holding ``scans/``)."""
-    from benchsmith.sources.fetching.destination import replace_symlink
+    from benchsmith.sources.fetching.destination import link_folder
     from benchsmith.sources.scannet.scene import LABELS_FILE
 
     src = Path(src).expanduser().resolve()
@@ -31,11 +31,7 @@ def link_local_scannet(src: str | Path, dest: str | Path) -> Path:
         raise SourceError(
             f"not a ScanNet v2 folder: missing {', '.join(missing)}", path=src, fix=fix
         )
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    link = dest / SCANNET_DIRNAME
-    replace_symlink(link, src, fix="remove it or choose another destination folder")
-    return link
+    return link_folder(Path(dest), SCANNET_DIRNAME, src)
 
 
 def check_scannet(root: str | Path) -> dict[str, Any]:

@@ -48,7 +48,7 @@ class TextocrSource(Source):
     def link(self, src: Path, out: Path) -> Path:
         """``out/TextOCR`` becomes a symlink to ``src`` (the folder itself or one holding
         ``TextOCR/``), once both annotation files and every image they name are found."""
-        from benchsmith.sources.fetching.destination import replace_symlink
+        from benchsmith.sources.fetching.destination import link_folder
         from benchsmith.sources.textocr.reader import SPLITS, read_textocr
 
         src = Path(src).expanduser().resolve()
@@ -58,11 +58,7 @@ class TextocrSource(Source):
             raise SourceError("local TextOCR folder not found", path=src, fix=GET_IT)
         for split in SPLITS:
             read_textocr(src, split)  # refuses a copy whose annotations name missing images
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        link = out / TEXTOCR_DIRNAME
-        replace_symlink(link, src, fix="remove it or choose another --out folder")
-        return link
+        return link_folder(Path(out), TEXTOCR_DIRNAME, src)
 
     def check(self, root: Path, **_: Any) -> dict[str, Any]:
         from benchsmith.sources.textocr.reader import ILLEGIBLE, SPLITS, read_textocr

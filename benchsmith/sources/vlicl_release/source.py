@@ -51,15 +51,11 @@ class VliclReleaseSource(Source):
     def link(self, src: Path, out: Path) -> Path:
         """``out/VL-ICL`` becomes a symlink to ``src`` (the release root, or a folder holding
         ``VL-ICL/``) once its task files parse."""
-        from benchsmith.sources.fetching.destination import replace_symlink
+        from benchsmith.sources.fetching.destination import link_folder
 
         src = self._root(src).resolve()
         self.check(src)
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        link = out / RELEASE_DIRNAME
-        replace_symlink(link, src, fix="remove it or choose another --out folder")
-        return link
+        return link_folder(Path(out), RELEASE_DIRNAME, src)
 
     def check(self, root: Path, **_: Any) -> dict[str, Any]:
         from benchsmith.core.json_files import load_json
