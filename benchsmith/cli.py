@@ -68,6 +68,17 @@ def _check_and_configure(args: argparse.Namespace) -> None:
     configure_limits(params)
 
 
+def _naming_the_params_file(exc: BenchsmithError, args: Any) -> str:
+    """The error's text, naming the params file the command read: a setting refused deep in a
+    step says ``params.yaml`` (the step is given values, not the file), which is wrong when
+    ``--params`` named another."""
+    given = getattr(args, "params", None)
+    text = str(exc)
+    if given is not None and exc.path == str(DEFAULT_PARAMS_FILE):
+        text = text.replace(f"  file: {DEFAULT_PARAMS_FILE}", f"  file: {given}", 1)
+    return text
+
+
 class _ClosedPipeSafe:
     """stdout that, once its reader is gone (``benchsmith audit ... | head -2``), swallows the
     rest of the output instead of raising ``BrokenPipeError``: the command still finishes its
@@ -121,12 +132,13 @@ def _run(argv: list[str]) -> int:
     from benchsmith.commands.deprecated_flags import renamed
 
     argv = renamed(argv)
+    args = None
     try:
         args = build_parser(argv).parse_args(argv)
         _check_and_configure(args)
         result = args.handler(args)
     except BenchsmithError as exc:
-        print(f"benchsmith: error: {exc}", file=sys.stderr)
+        print(f"benchsmith: error: {_naming_the_params_file(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -58,6 +58,25 @@ def test_missing_params_file_reports_the_file(
     assert "Traceback" not in captured.err
 
 
+def test_a_setting_a_step_refuses_names_the_params_file_the_command_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two words cannot name five classes: the plan refuses it, deep inside the family, where
+    only the values are known; the message names the file given with --params, not a default
+    params.yaml (which here holds nothing wrong)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("seed: 0\n", encoding="utf-8")
+    mine = tmp_path / "elsewhere" / "mine.yaml"
+    mine.parent.mkdir()
+    mine.write_text("vlicl:\n  words: [dax, blicket]\n", encoding="utf-8")
+    out = tmp_path / "plan"
+    assert main(["build", "vlicl", "plan", "--params", str(mine), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "2 nonsense words cannot name 5 classes" in err
+    assert f"file: {mine}" in err and "file: params.yaml" not in err
+    assert not out.exists()
+
+
 def test_coco_sample_writes_the_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "coco"
     assert main(["source", "sample", "coco", "--out", str(out), "--n-images", "30"]) == 0
