@@ -49,7 +49,9 @@ def defer_removal(root: Path, keep: int) -> subprocess.Popen | None:
         if target != folder:
             folder.rename(target)
         moved.append(str(target))
-    code = "import shutil, sys\nfor p in sys.argv[1:]: shutil.rmtree(p, ignore_errors=True)"
+    # at the lowest priority: the next run's tests (started at once, or soon) come first
+    code = ("import os, shutil, sys\nos.nice(19)\n"
+            "for p in sys.argv[1:]: shutil.rmtree(p, ignore_errors=True)")  # fmt: skip
     return subprocess.Popen(
         [sys.executable, "-c", code, *moved],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -54,10 +54,11 @@ def test_every_config_loads_offline(published, name):
     info = json.loads((folder / "build_info.json").read_text(encoding="utf-8"))
     assert info["family"] == name and info["configs"]
     for config, splits in info["configs"].items():
+        loaded = datasets.load_dataset(str(folder), config)  # every split of the config at once
+        assert set(loaded) == set(splits), config
         for split, written in splits.items():
-            rows = datasets.load_dataset(str(folder), config, split=split)
-            assert rows.num_rows == written["num_examples"], (config, split)
-            assert "provenance" in rows.column_names
+            assert loaded[split].num_rows == written["num_examples"], (config, split)
+            assert "provenance" in loaded[split].column_names
 
 
 @pytest.mark.parametrize("name", FAMILIES.names())

@@ -20,6 +20,7 @@ exactly as with ``local``. Ray is an optional dependency (``pip install 'benchsm
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -150,7 +151,8 @@ class LocalExecutor(Executor):
                 context.set_forkserver_preload(preload)
             user_chose = any(os.environ.get(name) for name in MATH_THREAD_VARIABLES)
             initializer = None if user_chose else one_math_thread
-            self._pool = context.Pool(self.workers, initializer=initializer)
+            with imports_as_here():  # the fork server starts with the pool's first worker
+                self._pool = context.Pool(self.workers, initializer=initializer)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -179,6 +181,33 @@ class LocalExecutor(Executor):
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
+
+
+@contextlib.contextmanager
+def imports_as_here() -> Iterator[None]:
+    """While a fork server starts: it imports ``benchsmith`` from where this process did.
+
+    Why: the fork server is ``python -c ...``, and Python puts the working directory first on
+    a ``-c`` program's path (3.11 ignores the ``sys_path`` multiprocessing hands it). Run from
+    a folder that holds another ``benchsmith/`` (a checkout, a copy of the project), the
+    workers ran that copy's code while the parent ran the installed one, and compiled that
+    copy's numba kernels afresh in every render (5-7 s, its cache empty). With
+    ``PYTHONSAFEPATH`` the working directory is left out, and the folder this process's
+    ``benchsmith`` came from goes first on ``PYTHONPATH``."""
+    import benchsmith
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(benchsmith.__file__)))
+    saved = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    os.environ["PYTHONSAFEPATH"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [home, saved["PYTHONPATH"]]))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 MATH_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

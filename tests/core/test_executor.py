@@ -134,3 +134,36 @@ def test_a_module_asked_for_by_any_pool_is_loaded_in_the_workers_of_the_first(tm
     assert first == "[True, True, False]"
     # the running server keeps what it loaded; a later request cannot add to it
     assert second == "[True, False, False]"
+
+
+def test_workers_import_the_benchsmith_their_parent_imported_whatever_the_folder(tmp_path):
+    """Run from a folder that holds another ``benchsmith/`` (a checkout, a copy of the
+    project), the fork server (``python -c``, the working directory first on its path) once
+    imported that copy: workers ran other code than their parent, and compiled its kernels
+    afresh. They load the parent's (a fresh process, so no fork server runs yet)."""
+    import subprocess
+
+    import benchsmith
+
+    elsewhere = tmp_path / "a_checkout"
+    (elsewhere / "benchsmith").mkdir(parents=True)
+    (elsewhere / "benchsmith" / "__init__.py").write_text("", encoding="utf-8")
+    script = tmp_path / "pools.py"
+    script.write_text(
+        "import os, sys\n"
+        "import benchsmith\n"
+        "from benchsmith.core.executor import LocalExecutor\n"
+        "def where(_):\n"
+        "    return sys.modules['benchsmith'].__file__\n"
+        "if __name__ == '__main__':\n"
+        "    with LocalExecutor(2, ['benchsmith']) as pool:  # the server imports it\n"
+        "        print(benchsmith.__file__, *set(pool.map(where, range(4))))\n"
+        "    print(os.environ.get('PYTHONSAFEPATH'))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=True, cwd=elsewhere)  # fmt: skip
+    parent, *workers = done.stdout.splitlines()[0].split(" ", 1)
+    assert parent == benchsmith.__file__
+    assert workers == [benchsmith.__file__]
+    assert done.stdout.splitlines()[1] == "None"  # the parent's environment is as it was

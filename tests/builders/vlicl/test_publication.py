@@ -73,9 +73,10 @@ def test_every_task_config_has_support_and_query_and_typed_extras(published):
     out = str(published["out"])
     assert sorted(datasets.get_dataset_config_names(out)) == sorted([*TASKS, "episodes"])
     counts = published["info"]["counts"]
+    loaded = {task: datasets.load_dataset(out, task) for task in TASKS}  # both splits at once
     for task in TASKS:
         for split in ("support", "query"):
-            ds = datasets.load_dataset(out, task, split=split)
+            ds = loaded[task][split]
             assert ds.num_rows == counts[task][split]["published"] > 0
             assert isinstance(ds.features["images"], datasets.List)
             assert isinstance(ds.features["images"].feature, datasets.Image)
@@ -83,23 +84,23 @@ def test_every_task_config_has_support_and_query_and_typed_extras(published):
             counts[task]["query"]["published"]
             == counts[task]["query"]["built"] - counts[task]["query"]["removed"]
         )
-    ops = datasets.load_dataset(out, "operator_induction_interleaved", split="query")
+    ops = loaded["operator_induction_interleaved"]["query"]
     first = ops[0]
     assert len(first["images"]) == 2 and ops.features["operator"].names == ["+", "-", "x"]
     name = ops.features["operator"].int2str(first["operator"])
     assert first["answer"] == str(
         first["answers_by_op"][{"+": "plus", "-": "minus", "x": "times"}[name]]
     )
-    support = datasets.load_dataset(out, "operator_induction", split="support")
+    support = loaded["operator_induction"]["support"]
     assert set(support["operator"]) == {None}
-    open_query = datasets.load_dataset(out, "open_mi", split="query")[0]
-    support_ids = set(datasets.load_dataset(out, "open_mi", split="support")["id"])
+    open_query = loaded["open_mi"]["query"][0]
+    support_ids = set(loaded["open_mi"]["support"]["id"])
     assert (
         len(open_query["episode_support"]) == 5
         and open_query["query_word"] in open_query["classes"]
     )
     assert all(set(s["image_ids"]) <= support_ids for s in open_query["episode_support"])
-    matching = datasets.load_dataset(out, "matching_mi", split="query")
+    matching = loaded["matching_mi"]["query"]
     labels = [matching.features["label"].int2str(v) for v in matching["label"]]
     assert Counter(zip(labels, matching["answer"], strict=True)) == Counter(
         {("same", "Yes"): len(labels) // 2, ("different", "No"): len(labels) // 2}
