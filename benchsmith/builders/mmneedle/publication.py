@@ -22,8 +22,8 @@ from benchsmith.builders.mmneedle.features import (
     SAMPLE_FEATURES,
     haystack_config,
 )
+from benchsmith.builders.mmneedle.plan_fingerprint import plan_fingerprint
 from benchsmith.builders.mmneedle.rai import RAI
-from benchsmith.builders.mmneedle.render import plan_fingerprint
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash
 from benchsmith.core.records import decision_record, provenance, source_ref

@@ -30,6 +30,7 @@ from PIL import features
 
 from benchsmith.builders.mmneedle.cell_cache import CellSpec, build_cell_cache, cache_shape
 from benchsmith.builders.mmneedle.config import RenderConfig
+from benchsmith.builders.mmneedle.plan_fingerprint import plan_fingerprint
 from benchsmith.builders.mmneedle.render_pool import (
     RenderPool,
     SpillBatch,
@@ -58,11 +59,6 @@ def image_library_versions() -> dict[str, str | None]:
         "libjpeg": features.version("jpg"),
         "libjpeg_turbo": features.version("libjpeg_turbo"),
     }
-
-
-def plan_fingerprint(plan_dir: Path) -> str:
-    files = sorted((plan_dir / "pools").glob("n*.parquet")) + [plan_dir / "images.parquet"]
-    return params_hash({f.relative_to(plan_dir).as_posix(): sha256_file(f) for f in files})
 
 
 def _read_plan(plan_dir: Path) -> tuple[dict[str, Any], pl.DataFrame, dict[int, pl.DataFrame]]:

@@ -142,3 +142,17 @@ def test_a_failed_publish_leaves_the_previous_dataset_intact(built, tmp_path):
     with pytest.raises(BenchsmithError, match="different plan"):
         publish(MmneedlePublication(built["plan"], wrong_render), out, "2.0.0")
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_publishing_loads_neither_the_render_pool_nor_numba():
+    """Publishing checks that the render came from the plan and never renders: importing it
+    must not import the render pool, whose import has every later fork server of the process
+    load (or, where the package was just installed, compile) the numba kernels."""
+    import subprocess
+    import sys
+
+    code = ("import sys, benchsmith.builders.mmneedle.publication\n"
+            "print(sorted(m for m in sys.modules if m == 'numba' or 'render' in m))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)  # fmt: skip
+    assert done.stdout.strip() == "[]"

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from benchsmith.builders.mmneedle.config import RenderConfig
-from benchsmith.builders.mmneedle.render import plan_fingerprint, render_mmneedle
+from benchsmith.builders.mmneedle.plan_fingerprint import plan_fingerprint
+from benchsmith.builders.mmneedle.render import render_mmneedle
 from benchsmith.core.errors import BenchsmithError, SourceError
 from benchsmith.core.hashing import params_hash
 
