@@ -193,13 +193,21 @@ def imports_as_here() -> Iterator[None]:
     workers ran that copy's code while the parent ran the installed one, and compiled that
     copy's numba kernels afresh in every render (5-7 s, its cache empty). With
     ``PYTHONSAFEPATH`` the working directory is left out, and the folder this process's
-    ``benchsmith`` came from goes first on ``PYTHONPATH``."""
+    ``benchsmith`` came from goes first on ``PYTHONPATH`` unless it is a site-packages folder
+    (an installed package is found there anyway; put first, it would come before the
+    standard library)."""
+    import site
+    import sysconfig
+
     import benchsmith
 
     home = os.path.dirname(os.path.dirname(os.path.abspath(benchsmith.__file__)))
+    installed = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages(),
+                                              *sysconfig.get_paths().values())}  # fmt: skip
     saved = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
     os.environ["PYTHONSAFEPATH"] = "1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [home, saved["PYTHONPATH"]]))
+    first = [] if home in installed else [home]
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*first, saved["PYTHONPATH"]]))
     try:
         yield
     finally:
