@@ -111,10 +111,8 @@ def test_a_module_asked_for_by_any_pool_is_loaded_in_the_workers_of_the_first(tm
     """A process has one fork server, started by its first pool: modules a module asked for
     with ``preload_in_pools`` are loaded there even when another pool starts it, and its own
     ``preload`` too; a module nobody asked for is not (a fresh process, so no server runs)."""
-    import subprocess
-
-    script = tmp_path / "pools.py"
-    script.write_text(
+    first, second = run_in_a_fresh_process(
+        tmp_path,
         "import sys\n"
         "from benchsmith.core.executor import LocalExecutor, preload_in_pools\n"
         "def loaded(name):\n"
@@ -126,11 +124,7 @@ def test_a_module_asked_for_by_any_pool_is_loaded_in_the_workers_of_the_first(tm
         "    preload_in_pools('fractions')\n"
         "    with LocalExecutor(2, ['tabnanny']) as second:  # the server already runs\n"
         "        print(list(second.map(loaded, ['colorsys', 'fractions', 'tabnanny'])))\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
-    first, second = done.stdout.split("\n")[:2]
+    )[:2]
     assert first == "[True, True, False]"
     # the running server keeps what it loaded; a later request cannot add to it
     assert second == "[True, False, False]"
@@ -141,15 +135,13 @@ def test_workers_import_the_benchsmith_their_parent_imported_whatever_the_folder
     project), the fork server (``python -c``, the working directory first on its path) once
     imported that copy: workers ran other code than their parent, and compiled its kernels
     afresh. They load the parent's (a fresh process, so no fork server runs yet)."""
-    import subprocess
-
     import benchsmith
 
     elsewhere = tmp_path / "a_checkout"
     (elsewhere / "benchsmith").mkdir(parents=True)
     (elsewhere / "benchsmith" / "__init__.py").write_text("", encoding="utf-8")
-    script = tmp_path / "pools.py"
-    script.write_text(
+    lines = run_in_a_fresh_process(
+        tmp_path,
         "import os, sys\n"
         "import benchsmith\n"
         "from benchsmith.core.executor import LocalExecutor\n"
@@ -159,11 +151,21 @@ def test_workers_import_the_benchsmith_their_parent_imported_whatever_the_folder
         "    with LocalExecutor(2, ['benchsmith']) as pool:  # the server imports it\n"
         "        print(benchsmith.__file__, *set(pool.map(where, range(4))))\n"
         "    print(os.environ.get('PYTHONSAFEPATH'))\n",
-        encoding="utf-8",
+        cwd=elsewhere,
     )
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, check=True, cwd=elsewhere)  # fmt: skip
-    parent, *workers = done.stdout.splitlines()[0].split(" ", 1)
+    parent, *workers = lines[0].split(" ", 1)
     assert parent == benchsmith.__file__
     assert workers == [benchsmith.__file__]
-    assert done.stdout.splitlines()[1] == "None"  # the parent's environment is as it was
+    assert lines[1] == "None"  # the parent's environment is as it was
+
+
+def run_in_a_fresh_process(tmp_path, program: str, cwd=None) -> list[str]:
+    """The lines ``program`` prints, run as a script in a new interpreter: no fork server runs
+    there yet, so what its first pool starts is what the test sees."""
+    import subprocess
+
+    script = tmp_path / "pools.py"
+    script.write_text(program, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=True, cwd=cwd)  # fmt: skip
+    return done.stdout.splitlines()
