@@ -34,6 +34,8 @@ def report(results: list[dict[str, Any]]) -> None:
                 f"{mark(r['overhead_pass'])}",
                 f"{r['overhead_gap1']:.2f}x ({_spread(r['overhead_gap1_spread'])}) "
                 f"{mark(r['overhead_gap1_pass'])}",
+                f"{r['overhead_cli']:.2f}x ({_spread(r['overhead_cli_spread'])}) "
+                f"{mark(r['overhead_cli_pass'])}",
                 f"{r['overhead_vs_resize_floor']:.2f}x "
                 f"({_spread(r['overhead_vs_resize_floor_spread'])})",
             ]
@@ -53,6 +55,7 @@ def report(results: list[dict[str, Any]]) -> None:
             "speedup",
             "overhead",
             "overhead gap=1",
+            "CLI overhead",
             "vs bare+resize",
         ],
         rows,
@@ -189,6 +192,7 @@ def report(results: list[dict[str, Any]]) -> None:
         [
             "grid",
             "byte-equal JPEGs",
+            "CLI byte-equal",
             f"first {CHECK_FIRST} equal",
             "max px diff",
             "gap=1 max px diff",
@@ -197,6 +201,7 @@ def report(results: list[dict[str, Any]]) -> None:
             [
                 f"{r['grid']}x{r['grid']}",
                 f"{r['correctness']['byte_equal_outputs']}/{r['correctness']['outputs']}",
+                f"{r['correctness']['cli_byte_equal_outputs']}/{r['correctness']['outputs']}",
                 str(r["correctness"]["first_byte_equal"]),
                 r["correctness"]["first_max_pixel_diff"],
                 r["correctness"]["gap1_first_max_pixel_diff_vs_baseline"],

@@ -20,7 +20,6 @@ exactly as with ``local``. Ray is an optional dependency (``pip install 'benchsm
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import multiprocessing
 import os
@@ -32,6 +31,9 @@ from itertools import islice
 from typing import Any
 
 from benchsmith.core.errors import BenchsmithError
+from benchsmith.core.fork_server import imports_as_here as imports_as_here
+from benchsmith.core.fork_server import preload_in_pools as preload_in_pools
+from benchsmith.core.fork_server import start_fork_server
 from benchsmith.core.workers import usable_cores
 
 EXECUTORS = ("local", "ray")
@@ -119,20 +121,6 @@ class Executor(ABC):
         return next(iter(self.map(fn, [argument])))
 
 
-# Modules every fork server this process starts imports (an ordered set): see
-# :func:`preload_in_pools`.
-_POOL_PRELOAD: dict[str, None] = {}
-
-
-def preload_in_pools(*modules: str) -> None:
-    """Have the fork server import ``modules`` whichever pool starts it. Why: a process has one
-    fork server, started by its first pool and serving every later one, so a pool's own
-    ``preload`` counts only when that pool comes first (an audit hashes its sources before it
-    renders); a module whose pool's workers need heavy imports (numba kernels, scipy) calls
-    this when it is imported, and every later pool's workers start with them loaded."""
-    _POOL_PRELOAD.update(dict.fromkeys(modules))
-
-
 class LocalExecutor(Executor):
     """A forkserver pool of ``workers`` processes (the calling process for one). ``preload``
     names modules the fork server imports once, so every worker starts with them loaded
@@ -145,14 +133,12 @@ class LocalExecutor(Executor):
 
     def __enter__(self) -> LocalExecutor:
         if self.workers > 1:
-            context = multiprocessing.get_context("forkserver")
-            preload = list(dict.fromkeys([*_POOL_PRELOAD, *self.preload]))
-            if preload:  # read when the server starts; a running one keeps what it loaded
-                context.set_forkserver_preload(preload)
+            start_fork_server(self.preload)  # unless it runs (then it keeps what it loaded)
             user_chose = any(os.environ.get(name) for name in MATH_THREAD_VARIABLES)
             initializer = None if user_chose else one_math_thread
-            with imports_as_here():  # the fork server starts with the pool's first worker
-                self._pool = context.Pool(self.workers, initializer=initializer)
+            self._pool = multiprocessing.get_context("forkserver").Pool(
+                self.workers, initializer=initializer
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -181,41 +167,6 @@ class LocalExecutor(Executor):
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
-
-
-@contextlib.contextmanager
-def imports_as_here() -> Iterator[None]:
-    """While a fork server starts: it imports ``benchsmith`` from where this process did.
-
-    Why: the fork server is ``python -c ...``, and Python puts the working directory first on
-    a ``-c`` program's path (3.11 ignores the ``sys_path`` multiprocessing hands it). Run from
-    a folder that holds another ``benchsmith/`` (a checkout, a copy of the project), the
-    workers ran that copy's code while the parent ran the installed one, and compiled that
-    copy's numba kernels afresh in every render (5-7 s, its cache empty). With
-    ``PYTHONSAFEPATH`` the working directory is left out, and the folder this process's
-    ``benchsmith`` came from goes first on ``PYTHONPATH`` unless it is a site-packages folder
-    (an installed package is found there anyway; put first, it would come before the
-    standard library)."""
-    import site
-    import sysconfig
-
-    import benchsmith
-
-    home = os.path.dirname(os.path.dirname(os.path.abspath(benchsmith.__file__)))
-    installed = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages(),
-                                              *sysconfig.get_paths().values())}  # fmt: skip
-    saved = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
-    os.environ["PYTHONSAFEPATH"] = "1"
-    first = [] if home in installed else [home]
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*first, saved["PYTHONPATH"]]))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 MATH_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

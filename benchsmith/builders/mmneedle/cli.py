@@ -172,7 +172,11 @@ class RenderInputs:
 
 def run_render(args: RenderInputs, config: RenderConfig) -> int:
     """``config``: ``mmneedle.render`` with the flags given (the CLI builds it from the
-    settings declared on :class:`RenderConfig`)."""
+    settings declared on :class:`RenderConfig`). The workers' fork server starts first: it
+    loads the kernels while this process imports the render and reads the plan."""
+    from benchsmith.builders.mmneedle.render_pool import start_render_workers_early
+
+    start_render_workers_early(config)
     from benchsmith.builders.mmneedle.render import render_mmneedle
 
     info = render_mmneedle(args.plan_dir, args.out, config, args.images)

@@ -35,6 +35,10 @@ import numpy as np
 from PIL import Image
 
 MCU = 16  # 4:2:0: one MCU is 16 x 16 pixels
+# columns of a tile's per-MCU-row index, as the kernels lay it out (jpeg_mosaic_kernel's
+# INDEX_COLUMNS; a test holds them equal): written here so that the render's parent sizes the
+# cache slots without importing numba (half a second), which only its workers need
+INDEX_COLUMNS = 12
 
 
 def _kernel() -> Any:
@@ -181,7 +185,7 @@ def tile_from_jpeg(data: bytes) -> Tile:
     dc_y, ac_y, dc_c, ac_c, *_ = _tables(parsed.header + b"\xff\xd9")
     bits = _unstuff(parsed.scan)
     rows = parsed.width // MCU
-    index = np.zeros((rows, _kernel().INDEX_COLUMNS), np.int64)
+    index = np.zeros((rows, INDEX_COLUMNS), np.int64)
     bits.flags.writeable = False
     nbits = (bits.size - _PAD) * 8
     if _kernel().index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index) != 0:
@@ -310,7 +314,7 @@ def matches_installed_pillow(quality: int) -> bool:
 
 def index_bytes(side: int) -> int:
     """Bytes of a tile's index at the start of its slot."""
-    return (side // MCU) * _kernel().INDEX_COLUMNS * 8
+    return (side // MCU) * INDEX_COLUMNS * 8
 
 
 def slot_bytes(side: int) -> int:
@@ -350,7 +354,7 @@ def mosaic_from_slots(
     head = index_bytes(side)
     used = np.asarray(layout, np.int64)
     indexes = np.ascontiguousarray(slots[used, :head]).view(np.int64)
-    indexes = indexes.reshape(len(used), side // MCU, _kernel().INDEX_COLUMNS)
+    indexes = indexes.reshape(len(used), side // MCU, INDEX_COLUMNS)
     flat = slots.reshape(-1)
     if flat.flags.writeable:
         flat = flat.view()

@@ -37,6 +37,7 @@ from benchsmith.builders.mmneedle.render_pool import (
     Spilled,
     StitchTask,
     render_engines,
+    start_render_workers_early,
     stitch_digest,
     stitch_to_spill,
 )
@@ -215,6 +216,7 @@ def render_mmneedle(
     images_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     plan_dir, out_dir = Path(plan_dir), Path(out_dir)
+    start_render_workers_early(cfg)  # the kernels load while the plan is read
     info, images, pools = _read_plan(plan_dir)
     images_dir = Path(images_dir or info.get("images_dir") or "")
     if not images_dir.is_dir():

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from benchsmith.builders.mmneedle.config import RenderConfig
 from benchsmith.builders.mmneedle.jpeg_mosaic import (
     MCU,
     cell_tile,
@@ -28,6 +29,7 @@ from benchsmith.builders.mmneedle.stitching import (
     render_stitched_image,
 )
 from benchsmith.core.executor import LocalExecutor, preload_in_pools
+from benchsmith.core.fork_server import start_fork_server
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
 
@@ -237,6 +239,13 @@ RENDER_MODULES = (
 preload_in_pools(*RENDER_MODULES)
 
 
+def start_render_workers_early(cfg: RenderConfig) -> None:
+    """When the render will run on local worker processes: start their fork server now, so it
+    loads the kernels (half a second) while the caller reads the plan, not after."""
+    if cfg.executor == "local" and cfg.workers > 1:
+        start_fork_server(RENDER_MODULES)
+
+
 class RenderPool(LocalExecutor):
     """The local executor for the render: its fork server preloads this module and the
     compiled resize and mosaic kernels (loaded once in the server, inherited by every worker), and leaving
@@ -254,7 +263,7 @@ class RenderPool(LocalExecutor):
     def imap(
         self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8
     ) -> Iterator[Any]:
-        """``map``, in this process when the tasks fit in one chunk (no round trip)."""
-        if len(tasks) <= chunksize:
-            return map(fn, tasks)
+        """``map`` on the workers, however few the tasks: running a short list here would save
+        a round trip of milliseconds and cost this process the numba kernels' import (half a
+        second; the workers have them from the fork server)."""
         return self.map(fn, tasks, chunksize=chunksize)

@@ -162,3 +162,11 @@ def test_a_layout_must_fill_the_grid():
     tile = tile_from_jpeg(encode_tile(_photo_like(np.random.default_rng(7), 16), 75))
     with pytest.raises(ValueError, match="needs 4 tiles, got 3"):
         mosaic_of([tile] * 3, 2, 75)
+
+
+def test_the_index_width_the_parent_uses_is_the_kernels():
+    """The render's parent sizes cache slots from ``jpeg_mosaic.INDEX_COLUMNS`` without loading
+    the kernels; it must be the width the kernels write."""
+    from benchsmith.builders.mmneedle import jpeg_mosaic, jpeg_mosaic_kernel
+
+    assert jpeg_mosaic.INDEX_COLUMNS == jpeg_mosaic_kernel.INDEX_COLUMNS

@@ -224,9 +224,11 @@ def test_string_columns_are_built_as_pyarrow_builds_them():
         assert string_array(values).equals(pa.array(values, pa.string()))
 
 
-def test_a_render_process_never_imports_pandas(small_plan, tmp_path):
+def test_a_render_process_never_imports_pandas_or_numba(small_plan, tmp_path):
     """pandas costs 0.2-0.3 s of start-up and is not needed: pyarrow imports it behind
-    ``pa.array`` on Python lists, so the render builds its columns from buffers."""
+    ``pa.array`` on Python lists, so the render builds its columns from buffers. numba (half a
+    second with the kernels) is the workers': their fork server loads it, and the parent sizes
+    the cache from a constant and hands even a short list of images to the workers."""
     import subprocess
     import sys
 
@@ -237,7 +239,7 @@ def test_a_render_process_never_imports_pandas(small_plan, tmp_path):
         "if __name__ == '__main__':\n"
         f"    render_mmneedle({str(small_plan)!r}, {str(tmp_path / 'out')!r}, "
         "RenderConfig(cell_size=32, workers=2))\n"
-        "    print(sorted(m for m in sys.modules if m.split('.')[0] == 'pandas'))\n"
+        "    print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'numba')))\n"
     )
     script = tmp_path / "render_once.py"
     script.write_text(code, encoding="utf-8")
