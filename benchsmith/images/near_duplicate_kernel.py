@@ -22,6 +22,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from benchsmith.core.jit import ready_numba
+
+ready_numba()  # before the first kernel: see benchsmith.core.jit
+
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)  # compare uint64 with uint64: numba turns uint64 == int64 into floats
 

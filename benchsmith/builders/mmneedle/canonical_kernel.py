@@ -25,6 +25,9 @@ from benchsmith.builders.mmneedle.rng_kernel import (
     permutation_into,
     seed_state,
 )
+from benchsmith.core.jit import ready_numba
+
+ready_numba()  # before the first kernel: see benchsmith.core.jit
 
 OK = 0
 NO_DISJOINT_HAYSTACK = 1

@@ -18,6 +18,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from benchsmith.core.jit import ready_numba
+
+ready_numba()  # before the first kernel: see benchsmith.core.jit
+
 #: columns of a tile's per-MCU-row index
 Y0_AC, CB_DC, CB_AC, CR_DC, CR_AC, END = 0, 1, 2, 3, 4, 5
 FIRST_Y, FIRST_CB, FIRST_CR, LAST_Y, LAST_CB, LAST_CR = 6, 7, 8, 9, 10, 11

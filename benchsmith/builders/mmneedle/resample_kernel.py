@@ -14,6 +14,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from benchsmith.core.jit import ready_numba
+
+ready_numba()  # before the first kernel: see benchsmith.core.jit
+
 PRECISION_BITS = 22
 _HALF = 1 << (PRECISION_BITS - 1)
 _BLOCK = 16

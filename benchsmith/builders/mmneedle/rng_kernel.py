@@ -31,6 +31,10 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from benchsmith.core.jit import ready_numba
+
+ready_numba()  # before the first kernel: see benchsmith.core.jit
+
 _M32 = np.uint64(0xFFFFFFFF)
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
