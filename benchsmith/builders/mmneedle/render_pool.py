@@ -12,11 +12,10 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from benchsmith.builders.mmneedle.config import RenderConfig
 from benchsmith.builders.mmneedle.jpeg_mosaic import (
     MCU,
     cell_tile,
@@ -32,6 +31,9 @@ from benchsmith.core.executor import LocalExecutor, preload_in_pools
 from benchsmith.core.fork_server import start_fork_server
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
+
+if TYPE_CHECKING:  # the fork server imports this module: not the settings' (30 ms)
+    from benchsmith.builders.mmneedle.config import RenderConfig
 
 _maps: dict[tuple[str, str], np.ndarray] = {}
 
