@@ -104,7 +104,7 @@ def ours_render(case: GridCase, out_dir: Path, reducing_gap: float | None = None
 
 def cli_render(case: GridCase, out_dir: Path) -> None:
     """The same render as a user runs it: a fresh ``benchsmith build mmneedle render`` process
-    (its start-up, imports, fork server and numba kernels paid every time, as each ``dvc repro``
+    (its start-up, imports, fork server and kernels paid every time, as each ``dvc repro``
     stage pays them), from an empty folder so no ``params.yaml`` is read."""
     command = [sys.executable, "-m", "benchsmith", "build", "mmneedle", "render",
                str(case.plan_dir), "--images", str(case.images_dir), "--out", str(out_dir),

@@ -19,7 +19,7 @@ import multiprocessing.forkserver
 import multiprocessing.util
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 # Modules every fork server this process starts imports (an ordered set): see
 # :func:`preload_in_pools`.
@@ -70,17 +70,35 @@ def imports_as_here() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def start_fork_server(preload: Sequence[str] = ()) -> None:
+def start_fork_server(
+    preload: Sequence[str] = (), environment: Mapping[str, str] | None = None
+) -> None:
     """Start this process's fork server now, if it is not running, and return at once: it
     imports ``preload`` and the modules named by :func:`preload_in_pools` while the caller goes
-    on; the first pool's workers are forked when it is ready. A running server keeps what it
-    loaded."""
+    on; the first pool's workers are forked when it is ready. ``environment``: variables the
+    server starts with (and its workers inherit), for its preload modules to read: a module
+    imported by name takes no arguments. A running server keeps what it loaded."""
     modules = list(dict.fromkeys([*_POOL_PRELOAD, *preload]))
     if modules:  # read when the server starts
         multiprocessing.get_context("forkserver").set_forkserver_preload(modules)
-    with imports_as_here():
+    with imports_as_here(), _variables(environment or {}):
         multiprocessing.forkserver.ensure_running()
     _end_at_exit()
+
+
+@contextlib.contextmanager
+def _variables(environment: Mapping[str, str]) -> Iterator[None]:
+    """``environment`` set in this process while the block runs, as it was after."""
+    saved = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 _ending_registered = False

@@ -174,7 +174,7 @@ def run_render(args: RenderInputs, config: RenderConfig) -> int:
     """``config``: ``mmneedle.render`` with the flags given (the CLI builds it from the
     settings declared on :class:`RenderConfig`). The workers' fork server starts first: it
     loads the kernels while this process imports the render and reads the plan."""
-    from benchsmith.builders.mmneedle.render_pool import start_render_workers_early
+    from benchsmith.builders.mmneedle.render_workers import start_render_workers_early
 
     start_render_workers_early(config)
     from benchsmith.builders.mmneedle.render import render_mmneedle

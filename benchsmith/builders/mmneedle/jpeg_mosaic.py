@@ -37,16 +37,19 @@ from PIL import Image
 MCU = 16  # 4:2:0: one MCU is 16 x 16 pixels
 # columns of a tile's per-MCU-row index, as the kernels lay it out (jpeg_mosaic_kernel's
 # INDEX_COLUMNS; a test holds them equal): written here so that the render's parent sizes the
-# cache slots without importing numba (half a second), which only its workers need
+# cache slots without the kernels, which only its workers need
 INDEX_COLUMNS = 12
 
 
-def _kernel() -> Any:
-    """The numba kernels, loaded on first use: loading them costs a second, which a process
-    that imports the renderer only to publish or audit rows never pays."""
-    from benchsmith.builders.mmneedle import jpeg_mosaic_kernel
+KERNELS = "benchsmith.builders.mmneedle.jpeg_mosaic_kernel"
 
-    return jpeg_mosaic_kernel
+
+def _kernel() -> Any:
+    """The compiled kernels, loaded on first use (native code: :mod:`benchsmith.core.native_kernels`),
+    which a process that imports the renderer only to publish or audit rows never loads."""
+    from benchsmith.core.native_kernels import load_kernels
+
+    return load_kernels(KERNELS)
 
 
 _PAD = 8  # zero bytes after an unstuffed scan, so the kernels' 5-byte peeks stay in bounds
@@ -161,12 +164,22 @@ class Tile:
     index: np.ndarray  # int64, (side // 16) x INDEX_COLUMNS
 
 
+def _tables(parsed: _Parsed) -> tuple[np.ndarray, ...]:
+    """Decoding and DC encoding tables for a JPEG's Huffman segments."""
+    used = sorted({(0, s[0]) for s in parsed.selectors} | {(1, s[1]) for s in parsed.selectors})
+    return _tables_of(tuple((key, parsed.huffman[key]) for key in used), parsed.selectors)
+
+
 @cache
-def _tables(huffman_key: bytes) -> tuple[np.ndarray, ...]:
-    """Decoding and DC encoding tables for a JPEG's Huffman segments (cached per process)."""
-    parsed = _parse(huffman_key)
-    (ydc, yac), (cdc, cac), _ = parsed.selectors
-    h = parsed.huffman
+def _tables_of(
+    huffman: tuple[tuple[tuple[int, int], tuple[bytes, bytes]], ...],
+    selectors: tuple[tuple[int, int], ...],
+) -> tuple[np.ndarray, ...]:
+    """Cached per process by the Huffman tables themselves, not by the whole header: JPEGs of
+    every size share them (Pillow's standard tables), and each lookup table is 65,536 entries
+    built in Python."""
+    (ydc, yac), (cdc, cac), _ = selectors
+    h = dict(huffman)
     return (
         _lookup(*h[0, ydc]),
         _lookup(*h[1, yac]),
@@ -182,13 +195,14 @@ def tile_from_jpeg(data: bytes) -> Tile:
     parsed = _parse(data)
     if parsed.width != parsed.height or parsed.width % MCU:
         raise MosaicUnsupported("a tile must be square with a side that is a multiple of 16")
-    dc_y, ac_y, dc_c, ac_c, *_ = _tables(parsed.header + b"\xff\xd9")
+    dc_y, ac_y, dc_c, ac_c, *_ = _tables(parsed)
     bits = _unstuff(parsed.scan)
     rows = parsed.width // MCU
     index = np.zeros((rows, INDEX_COLUMNS), np.int64)
     bits.flags.writeable = False
     nbits = (bits.size - _PAD) * 8
-    if _kernel().index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index) != 0:
+    pred = np.zeros(3, np.int64)
+    if _kernel().index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, rows, rows, index, pred) != 0:
         raise MosaicUnsupported("the scan does not decode")
     return Tile(bits, index)
 
@@ -202,10 +216,16 @@ def encode_tile(cell: np.ndarray, quality: int) -> bytes:
     return buffer.getvalue()
 
 
-@cache
 def mosaic_header(side: int, quality: int) -> bytes:
     """The bytes Pillow writes before the scan of a side x side JPEG at ``quality``."""
-    return _parse(encode_tile(np.zeros((side, side, 3), np.uint8), quality)).header
+    return _mosaic_setup(side, quality)[0]
+
+
+@cache
+def _mosaic_setup(side: int, quality: int) -> tuple[bytes, tuple[np.ndarray, ...]]:
+    """A side x side mosaic's header and its DC encoding tables (once per size and quality)."""
+    parsed = _parse(encode_tile(np.zeros((side, side, 3), np.uint8), quality))
+    return parsed.header, _tables(parsed)[4:]
 
 
 def write_mosaic_jpeg(
@@ -224,8 +244,7 @@ def write_mosaic_jpeg(
     """
     if len(layout) != grid * grid:
         raise ValueError(f"a {grid}x{grid} mosaic needs {grid * grid} tiles, got {len(layout)}")
-    header = mosaic_header(grid * tile_side, quality)
-    *_, y_codes, y_sizes, c_codes, c_sizes = _tables(header + b"\xff\xd9")
+    header, (y_codes, y_sizes, c_codes, c_sizes) = _mosaic_setup(grid * tile_side, quality)
     used = np.asarray(layout, np.int64)
     # the tiles' bits, plus up to 3 x 32 bits of seam differences per tile and MCU row
     seams = len(used) * indexes.shape[1] * 12
@@ -233,8 +252,9 @@ def write_mosaic_jpeg(
     out = np.empty(len(header) + 2 * scan_bytes + 2, np.uint8)  # stuffing at most doubles
     out[: len(header)] = np.frombuffer(header, np.uint8)
     body = out[len(header) :]
+    pred = np.zeros(3, np.int64)
     n = _kernel().write_mosaic(
-        bits, starts, indexes, used, grid, y_codes, y_sizes, c_codes, c_sizes, body
+        bits, starts, indexes, used, grid, y_codes, y_sizes, c_codes, c_sizes, body, pred
     )
     body[n : n + 2] = (0xFF, 0xD9)
     return out[: len(header) + n + 2].tobytes()

@@ -9,8 +9,10 @@ after every 0xFF removed) padded with 8 zero bytes so that a peek never reads pa
 * :func:`write_mosaic` writes the scan of a grid of tiles: per MCU row of the mosaic, per tile,
   three re-coded DC differences and three verbatim bit ranges, byte-stuffed on the way out.
 
-Signatures are explicit, so the kernels are compiled (or loaded from numba's cache) when the
-module is imported, in the render's fork server, once.
+Signatures are explicit. The render runs the two entry points as native code built once from
+them (:mod:`benchsmith.core.native_kernels`: loading them costs milliseconds, not numba's
+0.4 s), so they allocate nothing and raise nothing: the caller passes ``pred``, three int64
+of scratch. Imported, the module compiles them with numba (or loads numba's cache).
 """
 
 from __future__ import annotations
@@ -27,9 +29,13 @@ Y0_AC, CB_DC, CB_AC, CR_DC, CR_AC, END = 0, 1, 2, 3, 4, 5
 FIRST_Y, FIRST_CB, FIRST_CR, LAST_Y, LAST_CB, LAST_CR = 6, 7, 8, 9, 10, 11
 INDEX_COLUMNS = 12
 
+#: the kernels built as native code (benchsmith.core.native_build)
+NATIVE_ENTRY_POINTS = ("index_tile", "write_mosaic")
+
 _BYTES = nb.types.Array(nb.uint8, 1, "C", readonly=True)
 _LUT = nb.types.Array(nb.int32, 1, "C", readonly=True)
 _INDEX = nb.types.Array(nb.int64, 2, "C")
+_PRED = nb.types.Array(nb.int64, 1, "C")  # three int64 of scratch: a DC predictor per component
 
 
 @nb.njit(nb.uint32(_BYTES, nb.int64), cache=True, nogil=True)
@@ -89,11 +95,13 @@ def _skip_ac(bits, pos, lut):  # pragma: no cover - compiled
 
 
 @nb.njit(
-    nb.int64(_BYTES, nb.int64, _LUT, _LUT, _LUT, _LUT, nb.int64, nb.int64, _INDEX),
+    nb.int64(_BYTES, nb.int64, _LUT, _LUT, _LUT, _LUT, nb.int64, nb.int64, _INDEX, _PRED),
     cache=True,
     nogil=True,
 )
-def index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, mcu_rows, mcu_cols, index):  # pragma: no cover
+def index_tile(
+    bits, nbits, dc_y, ac_y, dc_c, ac_c, mcu_rows, mcu_cols, index, pred
+):  # pragma: no cover
     """Fill ``index`` (mcu_rows x INDEX_COLUMNS); returns 0, or -1 if the scan is not valid.
 
     An MCU is four luma blocks, then one Cb and one Cr block; component ``c`` of the first MCU
@@ -101,7 +109,8 @@ def index_tile(bits, nbits, dc_y, ac_y, dc_c, ac_c, mcu_rows, mcu_cols, index): 
     DC value and where its AC bits start, in the columns ``*_DC + 2c``, ``FIRST_Y + c`` and
     ``Y0_AC + 2c``."""
     pos = 0
-    pred = np.zeros(3, np.int64)
+    for comp in range(3):
+        pred[comp] = 0
     for row in range(mcu_rows):
         for col in range(mcu_cols):
             for block in range(6):
@@ -142,12 +151,13 @@ _CODES = nb.types.Array(nb.int64, 1, "C", readonly=True)
         _CODES,
         _CODES,
         _OUT,
+        _PRED,
     ),
     cache=True,
     nogil=True,
 )
 def write_mosaic(
-    bits, starts, indexes, layout, grid, y_codes, y_sizes, c_codes, c_sizes, out
+    bits, starts, indexes, layout, grid, y_codes, y_sizes, c_codes, c_sizes, out, pred
 ):  # pragma: no cover - compiled
     """Write the scan of a ``grid`` x ``grid`` mosaic into ``out``; returns its length.
 
@@ -159,7 +169,8 @@ def write_mosaic(
     acc = np.uint64(0)
     nacc = 0
     o = 0
-    pred = np.zeros(3, np.int64)
+    for comp in range(3):
+        pred[comp] = 0
     mcu_rows = indexes.shape[1]
     for cell_row in range(grid):
         for row in range(mcu_rows):

@@ -12,7 +12,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,18 +22,15 @@ from benchsmith.builders.mmneedle.jpeg_mosaic import (
     matches_installed_pillow,
     mosaic_from_slots,
 )
+from benchsmith.builders.mmneedle.render_workers import RENDER_MODULES
 from benchsmith.builders.mmneedle.stitching import (
     encode_jpeg,
     load_cell_rgbx,
     render_stitched_image,
 )
 from benchsmith.core.executor import LocalExecutor, preload_in_pools
-from benchsmith.core.fork_server import start_fork_server
 from benchsmith.core.hashing import sha256_bytes
 from benchsmith.core.limits import DEFAULT_MAX_PIXELS, set_max_pixels
-
-if TYPE_CHECKING:  # the fork server imports this module: not the settings' (30 ms)
-    from benchsmith.builders.mmneedle.config import RenderConfig
 
 _maps: dict[tuple[str, str], np.ndarray] = {}
 
@@ -231,21 +228,8 @@ def _keep_freed_memory() -> None:
         pass  # not glibc: nothing to tune
 
 
-# what a render worker imports: the fork server loads them once (numba's cached kernels take
-# 0.5 s a process to load), whichever pool of the process starts it
-RENDER_MODULES = (
-    __name__,
-    "benchsmith.builders.mmneedle.resample_kernel",
-    "benchsmith.builders.mmneedle.jpeg_mosaic_kernel",
-)
+# the fork server loads these once, whichever pool of the process starts it
 preload_in_pools(*RENDER_MODULES)
-
-
-def start_render_workers_early(cfg: RenderConfig) -> None:
-    """When the render will run on local worker processes: start their fork server now, so it
-    loads the kernels (half a second) while the caller reads the plan, not after."""
-    if cfg.executor == "local" and cfg.workers > 1:
-        start_fork_server(RENDER_MODULES)
 
 
 class RenderPool(LocalExecutor):
@@ -266,6 +250,6 @@ class RenderPool(LocalExecutor):
         self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8
     ) -> Iterator[Any]:
         """``map`` on the workers, however few the tasks: running a short list here would save
-        a round trip of milliseconds and cost this process the numba kernels' import (half a
-        second; the workers have them from the fork server)."""
+        a round trip of milliseconds and cost this process loading the kernels (a build of
+        a second where none is cached; the workers have them from the fork server)."""
         return self.map(fn, tasks, chunksize=chunksize)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -142,25 +143,43 @@ def _as_bytes(units: np.ndarray) -> np.ndarray:
     return units.view(np.uint8).reshape(units.shape[0], units.shape[1] * 4)
 
 
+KERNELS = "benchsmith.builders.mmneedle.resample_kernel"
+
+
+def _kernels() -> Any:
+    """The compiled passes, loaded when a resize first runs (native code:
+    :mod:`benchsmith.core.native_kernels`)."""
+    from benchsmith.core.native_kernels import load_kernels
+
+    return load_kernels(KERNELS)
+
+
+def _transpose(units: np.ndarray) -> np.ndarray:
+    """A contiguous transpose of a 2-D uint32 array (one pixel per element)."""
+    out = np.empty((units.shape[1], units.shape[0]), np.uint32)
+    _kernels().transpose_into(np.ascontiguousarray(units), out)
+    return out
+
+
+def _pass(rows: np.ndarray, offset: int, bounds, taps, out: np.ndarray) -> None:
+    """One vertical pass of uint32 pixels (``rows`` into ``out``), on their bytes."""
+    out_bytes = _as_bytes(out)
+    accumulator = np.empty(out_bytes.shape[1], np.int32)
+    _kernels().vertical_pass(_as_bytes(rows), offset, bounds, taps, out_bytes, accumulator)
+
+
 def _horizontal(units: np.ndarray, row0: int, rows: int, bounds, taps) -> np.ndarray:
     """Resize rows ``row0 .. row0 + rows`` of ``units`` along x: transpose, resize the columns
     as rows, transpose back."""
-    from benchsmith.builders.mmneedle.resample_kernel import transpose_pixels, vertical_pass
-
-    columns = transpose_pixels(units[row0 : row0 + rows])
-    out_w = bounds.shape[0]
-    resized = np.empty((out_w, rows), np.uint32)
-    vertical_pass(_as_bytes(columns), 0, bounds, taps, _as_bytes(resized))
-    return transpose_pixels(resized)
+    columns = _transpose(units[row0 : row0 + rows])
+    resized = np.empty((bounds.shape[0], rows), np.uint32)
+    _pass(columns, 0, bounds, taps, resized)
+    return _transpose(resized)
 
 
 def _vertical(units: np.ndarray, offset: int, bounds, taps) -> np.ndarray:
-    from benchsmith.builders.mmneedle.resample_kernel import (
-        vertical_pass,  # numba: only when resizing
-    )
-
     out = np.empty((bounds.shape[0], units.shape[1]), np.uint32)
-    vertical_pass(_as_bytes(units), offset, bounds, taps, _as_bytes(out))
+    _pass(units, offset, bounds, taps, out)
     return out
 
 

@@ -4,9 +4,11 @@ Both are written so that the innermost loop runs over contiguous memory with no 
 which LLVM turns into SIMD: a vertical pass adds whole weighted rows into a 32-bit
 accumulator row; a transpose moves 16 x 16 blocks of 32-bit pixels.
 
-Signatures are explicit, so the kernels are compiled (or loaded from numba's cache) when this
-module is imported: the render's fork server preloads it and every worker inherits them,
-instead of each worker loading them at its first image.
+Signatures are explicit. The render runs them as native code built once from them
+(:mod:`benchsmith.core.native_kernels`: its fork server loads them in milliseconds and every
+worker inherits them), so they allocate nothing and raise nothing: the vertical pass takes its
+accumulator row from the caller. Imported, the module compiles them with numba (or loads
+numba's cache).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ PRECISION_BITS = 22
 _HALF = 1 << (PRECISION_BITS - 1)
 _BLOCK = 16
 
+#: the kernels built as native code (benchsmith.core.native_build)
+NATIVE_ENTRY_POINTS = ("vertical_pass", "transpose_into")
+
 
 def _signatures(dtype, *rest):
     """The kernel's signature for a writable and for a read-only source array (a decoded
@@ -34,14 +39,15 @@ def _signatures(dtype, *rest):
 
 _ROWS = nb.types.Array(nb.uint8, 2, "C")
 _TABLE = (nb.types.Array(nb.int64, 2, "C"), nb.types.Array(nb.int32, 2, "C"))
+_ACC = nb.types.Array(nb.int32, 1, "C")
 
 
-@nb.njit(_signatures(nb.uint8, nb.int64, *_TABLE, _ROWS), cache=True, nogil=True)
-def vertical_pass(src, offset, bounds, taps, out):  # pragma: no cover - compiled
+@nb.njit(_signatures(nb.uint8, nb.int64, *_TABLE, _ROWS, _ACC), cache=True, nogil=True)
+def vertical_pass(src, offset, bounds, taps, out, acc):  # pragma: no cover - compiled
     """``out[i, j] = clip((2**21 + sum_k taps[i, k] * src[bounds[i, 0] - offset + k, j]) >> 22)``
-    for uint8 rows: Pillow's per-sample arithmetic, one output row at a time."""
+    for uint8 rows: Pillow's per-sample arithmetic, one output row at a time (``acc``: one
+    int32 per column of ``out``, scratch)."""
     n_out, width = out.shape
-    acc = np.empty(width, np.int32)
     for i in range(n_out):
         low = bounds[i, 0] - offset
         for j in range(width):
@@ -58,7 +64,8 @@ def vertical_pass(src, offset, bounds, taps, out):  # pragma: no cover - compile
 
 
 @nb.njit(_signatures(nb.uint32, nb.types.Array(nb.uint32, 2, "C")), cache=True, nogil=True)
-def _transpose_into(src, out):  # pragma: no cover - compiled
+def transpose_into(src, out):  # pragma: no cover - compiled
+    """``out = src.T`` for 2-D uint32 arrays (one pixel per element), in cache-sized blocks."""
     rows, cols = src.shape
     for r0 in range(0, rows, _BLOCK):
         r1 = min(r0 + _BLOCK, rows)
@@ -67,10 +74,3 @@ def _transpose_into(src, out):  # pragma: no cover - compiled
             for c in range(c0, c1):
                 for r in range(r0, r1):
                     out[c, r] = src[r, c]
-
-
-def transpose_pixels(units: np.ndarray) -> np.ndarray:
-    """A contiguous transpose of a 2-D uint32 array (one pixel per element)."""
-    out = np.empty((units.shape[1], units.shape[0]), np.uint32)
-    _transpose_into(np.ascontiguousarray(units), out)
-    return out

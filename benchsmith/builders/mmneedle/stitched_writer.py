@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchsmith.builders.mmneedle.arrow_columns import string_array
 from benchsmith.core.atomic import atomic_path
 
 STITCHED_SCHEMA = pa.schema(
@@ -107,14 +108,3 @@ def row_group_table(group: Sequence[StitchedBatch], ids: Sequence[str], start: i
         },
         schema=STITCHED_SCHEMA,
     )
-
-
-def string_array(values: list[str]) -> pa.Array:
-    """A string column built from its buffers, as ``pa.array(values, pa.string())`` builds it:
-    ``pa.array`` on Python objects imports pandas to check for pandas objects, 0.2-0.3 s of
-    every render command's start-up."""
-    encoded = [value.encode() for value in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
-    np.cumsum([len(data) for data in encoded], out=offsets[1:])
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
-    return pa.Array.from_buffers(pa.string(), len(encoded), buffers)

@@ -149,7 +149,7 @@ def test_the_self_check_fails_when_pillow_writes_jpegs_differently(monkeypatch):
         assert not matches_installed_pillow(74)
     finally:
         matches_installed_pillow.cache_clear()
-        jpeg_mosaic.mosaic_header.cache_clear()
+        jpeg_mosaic._mosaic_setup.cache_clear()
 
 
 def test_a_malformed_header_is_refused_not_an_index_error():
