@@ -10,7 +10,7 @@ be far faster while finding exactly the same pairs. This script checks both clai
   per core) at every scale of ``--scales`` (default 200,000, 1,000,000 and 10,000,000), each
   scale in a fresh child process so that its peak RSS (``VmHWM``) is its own: the median of
   ``--rounds`` timed runs and their spread, after one untimed warm-up on 1,000 hashes. Targets:
-  under 60 s and 1.5 GiB at 10M; the cost model (``modelled_seconds`` of the layout
+  under 20 s and 1.5 GiB at 10M; the cost model (``modelled_seconds`` of the layout
   ``plan_layout`` picks) within 2x of the measured median at every scale.
 * **baseline**: ``all_pairs_baseline`` (block-wise NumPy xor + ``bitwise_count`` over every
   pair) on the first ``--subset`` hashes (default 20,000), run once. Its time is extrapolated
@@ -61,7 +61,7 @@ from benchsmith.images.near_duplicates import (
 
 NAME = "near_dup_search"
 SPEEDUP_TARGET = 50.0
-TIME_TARGET_10M_S = 60.0
+TIME_TARGET_10M_S = 20.0  # raised from 60 s by issue 36
 MEMORY_TARGET_MIB = 1536.0
 MODEL_TOLERANCE = 2.0
 DECOYS = 200

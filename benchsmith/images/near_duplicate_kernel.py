@@ -225,3 +225,70 @@ def pairs_across_buckets(
                         count += 1
             q, r = q_end, r_end
     return count
+
+
+@numba.njit(cache=True, nogil=True)
+def pairs_under_prefix(
+    ordered: np.ndarray,
+    prefix_bits: int,
+    shifts: np.ndarray,
+    chunk_bits: np.ndarray,
+    earlier: np.ndarray,
+    earlier_counts: np.ndarray,
+    threshold: int,
+    local: np.ndarray,
+    counts: np.ndarray,
+    out_a: np.ndarray,
+    out_b: np.ndarray,
+) -> int:
+    """:func:`pairs_in_buckets` for every key of a prefix group at once: ``ordered`` is
+    sorted by the top ``prefix_bits`` (the keys' shared chunks), and each bucket of equal
+    prefix, a few thousand values that stay in cache, is split by each key's last chunk
+    (``shifts[t]``, ``chunk_bits[t]`` bits) with a counting sort into ``local`` (at least as
+    long as the largest bucket; ``counts``: ``2**max(chunk_bits) + 1`` slots), then scanned as
+    :func:`pairs_in_buckets` scans a bucket. One global sort serves all the group's keys
+    instead of one each. Returns the number of pairs (see :func:`pairs_in_buckets`)."""
+    count = 0
+    capacity = out_a.size
+    prefix_shift = np.uint64(64 - prefix_bits)
+    n = ordered.size
+    start = 0
+    while start < n:
+        top = ordered[start] >> prefix_shift
+        end = start + 1
+        while end < n and ordered[end] >> prefix_shift == top:
+            end += 1
+        if end - start > 1:
+            for t in range(shifts.size):
+                shift = np.uint64(shifts[t])
+                values = 1 << chunk_bits[t]
+                mask = np.uint64(values - 1)
+                for d in range(values + 1):
+                    counts[d] = 0
+                for i in range(start, end):
+                    counts[((ordered[i] >> shift) & mask) + np.uint64(1)] += 1
+                for d in range(values):
+                    counts[d + 1] += counts[d]
+                for i in range(start, end):
+                    value = ordered[i]
+                    d = (value >> shift) & mask
+                    local[counts[d]] = value
+                    counts[d] += 1
+                marks = earlier[t, : earlier_counts[t]]
+                low = 0
+                for d in range(values):  # counts[d]: the end of the values whose chunk is d
+                    high = counts[d]
+                    for i in range(low, high - 1):
+                        a = local[i]
+                        if _within(a, local, i + 1, high, threshold) == 0:
+                            continue
+                        for j in range(i + 1, high):
+                            diff = a ^ local[j]
+                            if _reported_here(diff, threshold, marks):
+                                if count < capacity:
+                                    out_a[count] = a
+                                    out_b[count] = local[j]
+                                count += 1
+                    low = high
+        start = end
+    return count

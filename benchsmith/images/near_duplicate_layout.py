@@ -5,7 +5,8 @@ chunks is a *key*, and hashes agreeing on a key's bits share a bucket (see
 :mod:`benchsmith.images.near_duplicates` for why that finds every pair within ``threshold``).
 This module holds the layout, the cost model that picks ``k`` (:func:`plan_layout`, also used
 by ``bench/near_dup_search.py`` to predict the time), and the keys in the form the compiled
-kernels take (:class:`BucketKey`).
+kernels take (:class:`BucketKey`, and :class:`PrefixGroup` for the keys that share all but
+their last chunk).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ SORT_BITS_MAX = 33  # keys longer than this are sorted by their first 33 bits (3
 # candidate instead of 1.0 (on a CPU without vector popcounts the gain is smaller).
 PERMUTE_SCAN_NS = 4.0
 RADIX_PASS_NS = 5.0
+# a key of a prefix group (shares_prefixes): its bucket split by the last chunk in cache, per
+# hash (measured on the 2-core Xeon VM, 2026-11-29: 25 ms a key at 10M)
+SPLIT_NS = 2.5
 CANDIDATE_NS = 0.4
 KEY_OVERHEAD_NS = 50_000.0
 PARALLEL_EFFICIENCY = 0.9
@@ -86,6 +90,18 @@ def modelled_seconds(
     total = n_left + (n_right or 0)
     pairs = n_left * (n_left - 1) / 2 if n_right is None else n_left * n_right
     total_ns = 0.0
+    if n_right is None and shares_prefixes(layout):  # a self-join sorts once per prefix
+        for group in layout_prefix_groups(layout):
+            total_ns += (
+                KEY_OVERHEAD_NS
+                + (PERMUTE_SCAN_NS / 2 + RADIX_PASS_NS * prefix_sort_passes(group.bits)[0]) * total
+            )
+            for bits in (group.bits + group.chunk_bits).tolist():
+                total_ns += (
+                    PERMUTE_SCAN_NS / 2 + SPLIT_NS
+                ) * total + CANDIDATE_NS * pairs / 2.0**bits
+        threads = max(1, min(workers, layout.n_keys))
+        return total_ns / 1e9 / (1.0 if threads == 1 else threads * PARALLEL_EFFICIENCY)
     for key in layout_keys(layout):
         bits = group_bits_for(key)
         total_ns += (
@@ -200,6 +216,91 @@ def _layout_keys(layout: ChunkLayout) -> tuple[BucketKey, ...]:
 def layout_keys(layout: ChunkLayout) -> list[BucketKey]:
     """The layout's keys in lexicographic order of chunk subsets."""
     return list(_layout_keys(layout))
+
+
+# --- keys that share all but their last chunk ------------------------------------------------
+
+# a shared prefix is sorted in passes of up to 12 bits (4,096 counters, 32 KiB: one pass
+# instead of two for the 12-bit prefixes of threshold 8, 78 ms instead of 111 at 10M), two at most
+PREFIX_DIGIT_BITS = 12
+PREFIX_SORT_BITS_MAX = 2 * PREFIX_DIGIT_BITS
+LAST_CHUNK_BITS_MAX = 8  # a bucket is split by the last chunk with 256 counters in L1
+
+
+@dataclass(frozen=True)
+class PrefixGroup:
+    """The keys that share their first ``k - 1`` chunks (the *prefix*), in the form the kernels
+    take: one permutation that puts the prefix on top (``lows``/``widths``, ``bits`` its
+    width), then, per key, where its last chunk sits in the permuted value (``shifts``,
+    ``chunk_bits``) and its ``earlier`` masks (row ``t``, the first ``earlier_counts[t]``)."""
+
+    lows: tuple[int, ...]
+    widths: tuple[int, ...]
+    bits: int
+    shifts: np.ndarray  # int64, one per key
+    chunk_bits: np.ndarray  # int64, one per key
+    earlier: np.ndarray  # uint64, keys x max earlier
+    earlier_counts: np.ndarray  # int64, one per key
+
+    @property
+    def n_keys(self) -> int:
+        return int(self.shifts.size)
+
+
+def shares_prefixes(layout: ChunkLayout) -> bool:
+    """Whether the search sorts once per prefix and splits buckets by the last chunk in cache
+    (:func:`layout_prefix_groups`) instead of sorting once per key: keys of two chunks or more,
+    prefixes short enough to sort in two passes, last chunks narrow enough for L1 counters."""
+    if layout.chunks_per_key < 2:
+        return False
+    widths = sorted((_low_width(mask)[1] for mask in layout.chunk_masks), reverse=True)
+    prefix = sum(widths[: layout.chunks_per_key - 1])
+    return prefix <= PREFIX_SORT_BITS_MAX and widths[0] <= LAST_CHUNK_BITS_MAX
+
+
+def prefix_sort_passes(bits: int) -> tuple[int, int]:
+    """(passes, bits per pass) that sort a prefix of ``bits`` bits."""
+    passes = max(1, -(-bits // PREFIX_DIGIT_BITS))
+    return passes, max(1, -(-bits // passes))
+
+
+@lru_cache(maxsize=64)
+def _layout_prefix_groups(layout: ChunkLayout) -> tuple[PrefixGroup, ...]:
+    chunks = layout.chunk_masks
+    groups = []
+    for prefix in itertools.combinations(range(len(chunks)), layout.chunks_per_key - 1):
+        lasts = list(range(prefix[-1] + 1, len(chunks)))
+        if not lasts:
+            continue
+        rest = [index for index in range(len(chunks)) if index not in prefix]
+        pieces = _merged_pieces([chunks[i] for i in prefix]) + _merged_pieces(
+            [chunks[i] for i in rest]
+        )
+        lows = tuple(low for low, _ in pieces)
+        widths = tuple(width for _, width in pieces)
+        places = [_low_width(permute_int(chunks[c], lows, widths)) for c in lasts]
+        # a key (prefix + c) drops a pair that also agrees on an unused chunk below c
+        earlier = [[permute_int(chunks[q], lows, widths) for q in rest if q < c] for c in lasts]
+        table = np.zeros((len(lasts), max(1, max(map(len, earlier)))), dtype=np.uint64)
+        for row, masks in enumerate(earlier):
+            table[row, : len(masks)] = masks
+        groups.append(
+            PrefixGroup(
+                lows=lows,
+                widths=widths,
+                bits=sum(_low_width(chunks[i])[1] for i in prefix),
+                shifts=np.array([low for low, _ in places], dtype=np.int64),
+                chunk_bits=np.array([width for _, width in places], dtype=np.int64),
+                earlier=table,
+                earlier_counts=np.array([len(masks) for masks in earlier], dtype=np.int64),
+            )
+        )
+    return tuple(groups)
+
+
+def layout_prefix_groups(layout: ChunkLayout) -> list[PrefixGroup]:
+    """The layout's keys grouped by prefix: every key once, in lexicographic order."""
+    return list(_layout_prefix_groups(layout))
 
 
 def _low_width(mask: int) -> tuple[int, int]:

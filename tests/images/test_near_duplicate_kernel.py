@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from benchsmith.images import near_duplicate_kernel as kernel
 from benchsmith.images.near_duplicate_layout import (
     layout_keys,
+    layout_prefix_groups,
     make_layout,
     modelled_seconds,
     permute_int,
     plan_layout,
+    shares_prefixes,
 )
 from benchsmith.images.near_duplicates import (
     all_pairs_baseline,
@@ -42,7 +46,7 @@ def test_permutation_is_a_bijection_that_keeps_distances(threshold, chunks_per_k
         ]
 
 
-@pytest.mark.parametrize("passes,digit", [(1, 8), (2, 11), (3, 8), (3, 11)])
+@pytest.mark.parametrize("passes,digit", [(1, 8), (1, 12), (2, 11), (2, 12), (3, 8), (3, 11)])
 def test_radix_sort_orders_by_top_bits_and_is_stable(passes, digit):
     values = random_hashes(1, 5000)
     values[100:200] = values[0] ^ np.arange(100, dtype=np.uint64)  # equal top bits, low differ
@@ -90,3 +94,56 @@ def test_cost_model_grows_with_keys_and_candidates():
     assert large.chunks_per_key > small.chunks_per_key
     assert modelled_seconds(large, 10**7, None, 2) > modelled_seconds(small, 200_000, None, 2)
     assert modelled_seconds(small, 200_000, None, 1) > modelled_seconds(small, 200_000, None, 2)
+
+
+@pytest.mark.parametrize("threshold,chunks_per_key", [(8, 2), (8, 3), (8, 4), (12, 3), (20, 2)])
+def test_prefix_groups_hold_every_key_once_with_its_earlier_chunks(threshold, chunks_per_key):
+    """Grouped by prefix, the keys are the layout's keys (each once), each group's permutation
+    puts its prefix on top, each key's last chunk sits where the kernel reads it, and each
+    key drops exactly the pairs the per-key search drops (the unused chunks below its last)."""
+    layout = make_layout(threshold, chunks_per_key)
+    assert shares_prefixes(layout)
+    chunks = layout.chunk_masks
+    seen = []
+    for group in layout_prefix_groups(layout):
+        ones = (1 << 64) - 1
+        assert permute_int(ones, group.lows, group.widths) == ones  # a bijection of the bits
+        prefix = [q for q in range(len(chunks))
+                  if permute_int(chunks[q], group.lows, group.widths) >> (64 - group.bits)]  # fmt: skip
+        assert len(prefix) == chunks_per_key - 1
+        for t in range(group.n_keys):
+            place = ((1 << int(group.chunk_bits[t])) - 1) << int(group.shifts[t])
+            [last] = [q for q in range(len(chunks))
+                      if permute_int(chunks[q], group.lows, group.widths) == place]  # fmt: skip
+            key = (*prefix, last)
+            seen.append(key)
+            marks = group.earlier[t, : group.earlier_counts[t]].tolist()
+            dropped = {q for q in range(len(chunks))
+                       if permute_int(chunks[q], group.lows, group.widths) in marks}  # fmt: skip
+            assert dropped == {q for q in range(last) if q not in key}
+    assert sorted(seen) == seen  # lexicographic, as the per-key search runs them
+    assert seen == list(itertools.combinations(range(len(chunks)), chunks_per_key))
+    assert len(seen) == len(layout_keys(layout))
+
+
+def test_prefix_groups_are_used_only_where_they_fit():
+    assert not shares_prefixes(make_layout(8, 1))  # one chunk a key: no prefix to share
+    assert not shares_prefixes(make_layout(1, 2))  # 21-bit chunks: too wide to split in L1
+    assert shares_prefixes(make_layout(8, 3))
+
+
+@pytest.mark.parametrize("chunks_per_key", [2, 3, 4])
+def test_prefix_search_equals_all_pairs_on_clustered_hashes(chunks_per_key):
+    """Hashes in tight clusters make large buckets (many values per prefix, many pairs per
+    key): the grouped search still finds exactly the all-pairs answer."""
+    rng = np.random.default_rng(chunks_per_key)
+    centres = rng.integers(0, 2**64, size=40, dtype=np.uint64)
+    flips = np.zeros(3000, dtype=np.uint64)
+    for _ in range(6):  # up to 6 bits flipped around a centre
+        flips |= rng.integers(0, 2, size=3000).astype(np.uint64) << rng.integers(
+            0, 64, size=3000
+        ).astype(np.uint64)
+    hashes = centres[rng.integers(0, 40, size=3000)] ^ flips
+    expected = all_pairs_baseline(hashes, 8).as_set()
+    assert len(expected) > 10_000
+    assert find_near_duplicate_pairs(hashes, 8, chunks_per_key=chunks_per_key).as_set() == expected

@@ -191,3 +191,32 @@ def test_popcount_lookup_table_matches_bit_count():
     expected = [int(v).bit_count() for v in values.tolist()]
     assert popcount_lut(values).tolist() == expected
     assert popcount(values).tolist() == expected
+
+
+@pytest.mark.parametrize("duplicated", ["query", "reference", "both", "neither"])
+def test_cross_matches_with_duplicates_on_either_side(duplicated):
+    """A side whose hashes are all distinct skips building groups; mixed with a side that has
+    repeats the pairs are still every (query, reference) position within the threshold."""
+    rng = np.random.default_rng(7)
+    query = rng.integers(0, 2**64, size=1500, dtype=np.uint64)
+    reference = query[rng.integers(0, 1500, size=1500)] ^ (
+        np.uint64(1) << rng.integers(0, 64, size=1500).astype(np.uint64)
+    )
+    reference[::3] = rng.integers(0, 2**64, size=500, dtype=np.uint64)
+    if duplicated in ("query", "both"):
+        query[::5] = query[0]
+    if duplicated in ("reference", "both"):
+        reference[1::7] = reference[1]
+    expected = all_pairs_baseline(query, 8, reference).as_set()
+    assert find_cross_matches(query, reference, 8, chunks_per_key=3).as_set() == expected
+
+
+def test_positions_of_distinct_hashes_whose_low_bits_all_agree():
+    """Distinct hashes that differ only in their top bits (every low bit equal) are still
+    mapped back to the positions they came from."""
+    hashes = (np.arange(5000, dtype=np.uint64) << np.uint64(50)) | np.uint64(0x3FF)
+    hashes = np.random.default_rng(3).permutation(hashes)
+    hashes[17] ^= np.uint64(1)  # and one whose low bits differ
+    found = find_near_duplicate_pairs(hashes, 1, chunks_per_key=2)
+    assert len(found) > 1000  # hashes one top bit apart
+    assert found.as_set() == all_pairs_baseline(hashes, 1).as_set()
