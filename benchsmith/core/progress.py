@@ -9,12 +9,30 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from tqdm.auto import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 T = TypeVar("T")
+
+
+@cache
+def _tqdm() -> type[tqdm]:
+    """tqdm's bar for terminals and notebooks, imported when the first bar is made: every
+    command imports this module, and tqdm costs 30-50 ms of start-up (its version lookup goes
+    through importlib.metadata). Imported as ``tqdm.auto`` imports it, without its asyncio
+    half (20 ms more)."""
+    from tqdm import TqdmExperimentalWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=TqdmExperimentalWarning)
+        from tqdm.autonotebook import tqdm
+
+    return tqdm
 
 
 def progress_enabled() -> bool:
@@ -30,7 +48,7 @@ def progress(
     iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it"
 ) -> Iterator[T]:
     return iter(
-        tqdm(
+        _tqdm()(
             iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(), leave=False
         )
     )
@@ -39,7 +57,7 @@ def progress(
 def progress_bar(
     *, total: int | None, desc: str, unit: str = "it", unit_scale: bool = False
 ) -> tqdm:
-    return tqdm(
+    return _tqdm()(
         total=total,
         desc=desc,
         unit=unit,
