@@ -78,13 +78,28 @@ def _read_plan(plan_dir: Path) -> tuple[dict[str, Any], pa.Table, dict[int, pa.T
             fix="run `benchsmith build mmneedle plan` first",
         )
     info = json.loads(info_path.read_text(encoding="utf-8"))
-    # ParquetFile.read, not read_table: read_table imports pandas (see arrow_columns)
-    images = pq.ParquetFile(plan_dir / "images.parquet").read()
+    images = _plan_table(plan_dir / "images.parquet", ("coco_image_id", "file_name"))
     pools = {
-        int(p.stem[1:]): pq.ParquetFile(p).read()
+        int(p.stem[1:]): _plan_table(p, ("stitched_id", "cells"))
         for p in sorted((plan_dir / "pools").glob("n*.parquet"))
     }
     return info, images, pools
+
+
+def _plan_table(path: Path, columns: tuple[str, ...]) -> pa.Table:
+    """One table of the plan, with the columns the render reads; a clear error naming the file
+    when it is missing, not parquet, or written by something else."""
+    fix = "the plan is damaged: run `benchsmith build mmneedle plan` again"
+    try:  # ParquetFile.read, not read_table: read_table imports pandas (see arrow_columns)
+        table = pq.ParquetFile(path).read()
+    except (OSError, pa.ArrowException) as exc:
+        raise BenchsmithError(f"cannot read this plan table ({exc})", path=path, fix=fix) from exc
+    missing = [name for name in columns if name not in table.column_names]
+    if missing:
+        raise BenchsmithError(
+            f"this plan table has no {', '.join(missing)} column", path=path, fix=fix
+        )
+    return table
 
 
 def cell_image_ids(pool: pa.Table, grid: int, path: str | Path | None = None) -> np.ndarray:
@@ -95,6 +110,14 @@ def cell_image_ids(pool: pa.Table, grid: int, path: str | Path | None = None) ->
     structs, and turning each into a dict took ~0.5 s of the parent's serial start-up, twice.
     """
     column = pool.column("cells").combine_chunks()
+    lists = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
+    cell = column.type.value_type if lists else None
+    if cell is None or not pa.types.is_struct(cell) or cell.get_field_index("coco_image_id") < 0:
+        raise BenchsmithError(
+            "the pool's cells are not lists of cells with a coco_image_id",
+            path=path or f"pools/n{grid}.parquet",
+            fix="the plan is damaged: run `benchsmith build mmneedle plan` again",
+        )
     ids = column.flatten().field("coco_image_id")
     cells = grid * grid
     if column.null_count or ids.null_count or (list_lengths(column) != cells).any():

@@ -275,3 +275,24 @@ def test_a_second_render_of_the_same_output_refuses_while_the_first_renders(smal
     assert not out.exists()
     render_mmneedle(small_plan, out, config)  # once it is done, the next render runs
     assert (out / "render_info.json").is_file() and not (tmp_path / "render.partial").exists()
+
+
+@pytest.mark.parametrize("damage", ["not parquet", "no cells column", "cells of numbers"])
+def test_a_damaged_plan_table_is_a_clear_error_and_writes_nothing(small_plan, tmp_path, damage):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = small_plan / "pools" / "n2.parquet"
+    table = pq.ParquetFile(path).read()
+    if damage == "not parquet":
+        path.write_text("not parquet")
+    elif damage == "no cells column":
+        pq.write_table(table.drop_columns(["cells"]), path)
+    else:
+        numbers = pa.array([[1, 2, 3, 4]] * table.num_rows, pa.list_(pa.int64()))
+        pq.write_table(table.set_column(table.column_names.index("cells"), "cells", numbers), path)
+    out = tmp_path / "out"
+    with pytest.raises(BenchsmithError, match="plan") as error:
+        render_mmneedle(small_plan, out, RenderConfig(cell_size=32, workers=1))
+    assert str(path) in str(error.value) and "build mmneedle plan" in str(error.value)
+    assert not out.exists()
