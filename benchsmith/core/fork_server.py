@@ -56,18 +56,10 @@ def imports_as_here() -> Iterator[None]:
     home = os.path.dirname(os.path.dirname(os.path.abspath(benchsmith.__file__)))
     installed = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages(),
                                               *sysconfig.get_paths().values())}  # fmt: skip
-    saved = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
-    os.environ["PYTHONSAFEPATH"] = "1"
     first = [] if home in installed else [home]
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*first, saved["PYTHONPATH"]]))
-    try:
+    path = os.pathsep.join(filter(None, [*first, os.environ.get("PYTHONPATH")]))
+    with _variables({"PYTHONSAFEPATH": "1", "PYTHONPATH": path}):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def start_fork_server(
