@@ -12,7 +12,7 @@ import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -22,10 +22,10 @@ T = TypeVar("T")
 
 @cache
 def _tqdm() -> type[tqdm]:
-    """tqdm's bar for terminals and notebooks, imported when the first bar is made: every
-    command imports this module, and tqdm costs 30-50 ms of start-up (its version lookup goes
-    through importlib.metadata). Imported as ``tqdm.auto`` imports it, without its asyncio
-    half (20 ms more)."""
+    """tqdm's bar for terminals and notebooks, imported when the first shown bar is made:
+    every command imports this module, and tqdm costs 30-50 ms of start-up (its version lookup
+    goes through importlib.metadata); a bar that is not shown never imports it. Imported as
+    ``tqdm.auto`` imports it, without its asyncio half (20 ms more)."""
     from tqdm import TqdmExperimentalWarning
 
     with warnings.catch_warnings():
@@ -44,27 +44,55 @@ def progress_enabled() -> bool:
     return sys.stderr.isatty()
 
 
+class Bar(Protocol):
+    """What callers do with a bar: count, start over with a new total, close (or use it as a
+    context manager)."""
+
+    def update(self, n: float = 1) -> Any: ...
+
+    def reset(self, total: float | None = None) -> Any: ...
+
+    def close(self) -> Any: ...
+
+    def __enter__(self) -> Bar: ...
+
+    def __exit__(self, *exc: object) -> Any: ...
+
+
+class _NoBar:
+    """A bar that is not shown: what tqdm's disabled bar does (nothing), without importing
+    tqdm, which a command writing to a log or a pipe would import only for this."""
+
+    def update(self, n: float = 1) -> None:
+        return None
+
+    def reset(self, total: float | None = None) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def progress(
     iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it"
 ) -> Iterator[T]:
-    return iter(
-        _tqdm()(
-            iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(), leave=False
-        )
-    )
+    if not progress_enabled():
+        return iter(iterable)
+    return iter(_tqdm()(iterable, total=total, desc=desc, unit=unit, leave=False))
 
 
 def progress_bar(
     *, total: int | None, desc: str, unit: str = "it", unit_scale: bool = False
-) -> tqdm:
-    return _tqdm()(
-        total=total,
-        desc=desc,
-        unit=unit,
-        unit_scale=unit_scale,
-        disable=not progress_enabled(),
-        leave=False,
-    )
+) -> Bar:
+    if not progress_enabled():
+        return _NoBar()
+    return _tqdm()(total=total, desc=desc, unit=unit, unit_scale=unit_scale, leave=False)
 
 
 _quiet = 0

@@ -24,13 +24,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from benchsmith import __version__
 from benchsmith.core.atomic import atomic_write_json
 from benchsmith.core.errors import SourceError
 from benchsmith.core.hashing import sha256_file
-from benchsmith.core.progress import log, progress_bar
+from benchsmith.core.progress import Bar, log, progress_bar
 
 CHUNK = 1 << 20
 RETRY_BACKOFF_S = 1.0  # first pause before a retry; doubles each time (tests set it to 0)
@@ -143,9 +141,7 @@ def _verify(path: Path, size: int | None, sha256: str | None) -> None:
             )
 
 
-def _download_with_retries(
-    url: str, part: Path, bar: tqdm, *, timeout: float, retries: int
-) -> None:
+def _download_with_retries(url: str, part: Path, bar: Bar, *, timeout: float, retries: int) -> None:
     failures = 0
     while True:
         before = _size(part)
@@ -175,7 +171,7 @@ def _download_with_retries(
         time.sleep(delay)
 
 
-def _attempt(url: str, part: Path, bar: tqdm, timeout: float) -> None:
+def _attempt(url: str, part: Path, bar: Bar, timeout: float) -> None:
     """One request: resume ``part`` from its current size, or restart it if the server won't."""
     have = _size(part)
     headers = {"User-Agent": USER_AGENT}
