@@ -47,9 +47,9 @@ def build_native_object(module_name: str) -> tuple[list[dict[str, Any]], bytes]:
         entry, c_function = _c_entry(module_name, name, getattr(module, name), numba)
         entries.append(entry)
         irs.append((entry["symbol"], c_function.inspect_llvm()))
-    linked = _link_entry_points(irs, ll)
-    _check_externals(module_name, str(linked))
     machine = _target_machine(ll)
+    linked = _link_entry_points(irs, ll, machine)
+    _check_externals(module_name, str(linked))
     return entries, machine.emit_object(linked)
 
 
@@ -97,7 +97,7 @@ def _c_entry(module_name: str, name: str, kernel: Any, numba: Any) -> tuple[dict
     return entry, c_function
 
 
-def _link_entry_points(irs: list[tuple[str, str]], ll: Any) -> Any:
+def _link_entry_points(irs: list[tuple[str, str]], ll: Any, machine: Any) -> Any:
     """One optimised LLVM module exporting only the C wrappers."""
     linked = None
     for symbol, ir in irs:
@@ -113,7 +113,6 @@ def _link_entry_points(irs: list[tuple[str, str]], ll: Any) -> Any:
         else:
             linked.link_in(module)
     assert linked is not None
-    machine = _target_machine(ll)
     builder = ll.create_pass_builder(machine, ll.create_pipeline_tuning_options(speed_level=3))
     passes = builder.getModulePassManager()
     passes.add_global_dead_code_eliminate_pass()

@@ -3,8 +3,8 @@
 Why a module of its own: the fork server takes about 0.2 s to import the workers' modules
 (numpy, Pillow, the render pool) and load the kernels, and a CLI render's parent takes about
 as long to import the render and read the plan. Started from here, before the parent has
-imported anything heavy (this module imports only the standard library's multiprocessing),
-the two overlap instead of adding up.
+imported anything heavy (this module imports only the fork server's module, which imports the
+standard library's multiprocessing), the two overlap instead of adding up.
 """
 
 from __future__ import annotations
