@@ -285,6 +285,7 @@ def pairs_under_prefix(
                         for j in range(i + 1, high):
                             diff = a ^ local[j]
                             if _reported_here(diff, threshold, marks):
+                                # written out as in pairs_in_buckets, on purpose (see there)
                                 if count < capacity:
                                     out_a[count] = a
                                     out_b[count] = local[j]
