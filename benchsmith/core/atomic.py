@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -50,11 +51,26 @@ def atomic_write_json(path: str | Path, value: Any) -> None:
     atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def _unused_sibling(path: Path, suffix: str = "") -> Path:
+    """A hidden sibling name that no file has yet, for the writer to create.
+
+    Why not :func:`_tmp_sibling`'s file: writers open their path with ``O_TRUNC``, and on
+    ext4 (``auto_da_alloc``, the default) truncating an existing file, even an empty one, makes
+    its ``close`` start writing the whole file to disk: 34 ms for a render's 82 MB parquet
+    file, seconds for a full build's. A file the open creates is not truncated."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}{suffix}")
+        if not os.path.lexists(tmp):
+            return tmp
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary file path; on success it replaces ``path``, on error it is removed."""
+    """Yield a temporary file path, not yet created; on success it replaces ``path``, on error
+    it is removed."""
     path = Path(path)
-    tmp = _tmp_sibling(path, suffix=path.suffix)
+    tmp = _unused_sibling(path, suffix=path.suffix)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -34,6 +34,8 @@ from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.fork_server import imports_as_here as imports_as_here
 from benchsmith.core.fork_server import preload_in_pools as preload_in_pools
 from benchsmith.core.fork_server import start_fork_server
+from benchsmith.core.math_threads import MATH_THREAD_VARIABLES as MATH_THREAD_VARIABLES
+from benchsmith.core.math_threads import one_math_thread, user_chose_math_threads
 from benchsmith.core.workers import usable_cores
 
 EXECUTORS = ("local", "ray")
@@ -112,9 +114,21 @@ class Executor(ABC):
 
     @abstractmethod
     def map(
-        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+        self,
+        fn: Callable[[Any], Any],
+        tasks: Iterable[Any],
+        *,
+        chunksize: int = 1,
+        ahead: int | None = None,
     ) -> Iterator[Any]:
-        """``fn`` over ``tasks`` in chunks of ``chunksize``; results in task order."""
+        """``fn`` over ``tasks`` in chunks of ``chunksize``; results in task order.
+
+        ``ahead``: chunks submitted before their results are read (default ``2 x workers``).
+        Why a caller raises it: the workers only get new chunks while the caller reads
+        results, so a caller that works between reads (a writer that reads eight results,
+        then writes them out for 30 ms) leaves the workers idle once ``ahead`` chunks are
+        done; enough chunks ahead keep them busy through it. It also bounds what finished
+        results wait in memory (or on disk) for the caller."""
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         """``fn(argument)`` where the tasks run (in a worker: what it can import and see)."""
@@ -134,8 +148,8 @@ class LocalExecutor(Executor):
     def __enter__(self) -> LocalExecutor:
         if self.workers > 1:
             start_fork_server(self.preload)  # unless it runs (then it keeps what it loaded)
-            user_chose = any(os.environ.get(name) for name in MATH_THREAD_VARIABLES)
-            initializer = None if user_chose else one_math_thread
+            # free when this process's fork server started with one math thread (see there)
+            initializer = None if user_chose_math_threads() else one_math_thread
             self._pool = multiprocessing.get_context("forkserver").Pool(
                 self.workers, initializer=initializer
             )
@@ -148,44 +162,32 @@ class LocalExecutor(Executor):
             self._pool = None
 
     def map(
-        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+        self,
+        fn: Callable[[Any], Any],
+        tasks: Iterable[Any],
+        *,
+        chunksize: int = 1,
+        ahead: int | None = None,
     ) -> Iterator[Any]:
         if self._pool is None:
             return map(fn, tasks)
-        return self._ordered(fn, tasks, max(1, chunksize))
+        return self._ordered(fn, tasks, max(1, chunksize), ahead or 2 * self.workers)
 
-    def _ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int) -> Iterator[Any]:
-        """At most ``2 x workers`` chunks submitted ahead of the results read (``Pool.imap``
-        would read the whole task iterable at once)."""
+    def _ordered(
+        self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int, ahead: int
+    ) -> Iterator[Any]:
+        """At most ``ahead`` chunks submitted ahead of the results read (``Pool.imap`` would
+        read the whole task iterable at once)."""
         pending: deque[Any] = deque()
         for chunk in _chunks(tasks, size):
             pending.append(self._pool.apply_async(_run_chunk, (fn, chunk)))
-            if len(pending) >= 2 * self.workers:
+            if len(pending) >= ahead:
                 yield from pending.popleft().get()
         while pending:
             yield from pending.popleft().get()
 
     def call(self, fn: Callable[[Any], Any], argument: Any) -> Any:
         return self._pool.apply(fn, (argument,)) if self._pool is not None else fn(argument)
-
-
-MATH_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_math_thread() -> None:
-    """Pool initializer: this worker runs one BLAS/OpenMP thread, unless the user chose a count
-    (any of :data:`MATH_THREAD_VARIABLES` set when the pool started).
-
-    Why: the workers are the parallelism. numpy's OpenBLAS otherwise runs a thread per core in
-    every worker, and on 2 cores two workers' matrix products fight over them: the ScanNet frame
-    extraction ran 1.6x *slower* on 2 workers than on 1 (``bench/ray_executor.py``). The limit
-    is applied in the worker (threadpoolctl), because the fork server, and the numpy it
-    imported, may have started before this pool. Ray does the same for its tasks."""
-    from threadpoolctl import threadpool_limits
-
-    for name in MATH_THREAD_VARIABLES:
-        os.environ[name] = "1"  # for libraries the task imports later
-    threadpool_limits(limits=1)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
@@ -247,15 +249,22 @@ class RayExecutor(Executor):
         return _get(import_ray(), ref)
 
     def map(
-        self, fn: Callable[[Any], Any], tasks: Iterable[Any], *, chunksize: int = 1
+        self,
+        fn: Callable[[Any], Any],
+        tasks: Iterable[Any],
+        *,
+        chunksize: int = 1,
+        ahead: int | None = None,
     ) -> Iterator[Any]:
         if self._remote is None:
             raise RuntimeError("RayExecutor.map outside its `with` block")
-        return self._ordered(fn, tasks, max(1, chunksize))
+        return self._ordered(fn, tasks, max(1, chunksize), ahead or self.window)
 
-    def _ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int) -> Iterator[Any]:
+    def _ordered(
+        self, fn: Callable[[Any], Any], tasks: Iterable[Any], size: int, ahead: int | None
+    ) -> Iterator[Any]:
         ray = import_ray()
-        window = self.window or 2 * self.workers
+        window = ahead or 2 * self.workers
         pending: deque[Any] = deque()
         fn_ref = ray.put(fn)  # shipped once, not once per chunk
         for chunk in _chunks(tasks, size):

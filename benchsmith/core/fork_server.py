@@ -21,6 +21,8 @@ import os
 import signal
 from collections.abc import Iterator, Mapping, Sequence
 
+from benchsmith.core.math_threads import one_math_thread_environment
+
 # Modules every fork server this process starts imports (an ordered set): see
 # :func:`preload_in_pools`.
 _POOL_PRELOAD: dict[str, None] = {}
@@ -69,11 +71,14 @@ def start_fork_server(
     imports ``preload`` and the modules named by :func:`preload_in_pools` while the caller goes
     on; the first pool's workers are forked when it is ready. ``environment``: variables the
     server starts with (and its workers inherit), for its preload modules to read: a module
-    imported by name takes no arguments. A running server keeps what it loaded."""
+    imported by name takes no arguments. It also starts with one BLAS/OpenMP thread unless the
+    user chose a count (:mod:`benchsmith.core.math_threads`). A running server keeps what it
+    loaded, and the environment it started with."""
     modules = list(dict.fromkeys([*_POOL_PRELOAD, *preload]))
     if modules:  # read when the server starts
         multiprocessing.get_context("forkserver").set_forkserver_preload(modules)
-    with imports_as_here(), _variables(environment or {}):
+    variables = {**one_math_thread_environment(), **(environment or {})}
+    with imports_as_here(), _variables(variables):
         multiprocessing.forkserver.ensure_running()
     _end_at_exit()
 

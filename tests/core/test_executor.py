@@ -85,26 +85,65 @@ def test_bad_settings_are_clear_errors(monkeypatch):
         pass
 
 
-def blas_threads(_: object) -> list[int]:
-    import numpy  # noqa: F401 - loads OpenBLAS if the fork server had not
+MATH_THREADS_PROGRAM = """\
+import multiprocessing.forkserver
+import os
+from benchsmith.core.executor import LocalExecutor, MATH_THREAD_VARIABLES
+
+def threads(pid="self"):  # OpenBLAS's own threads are threads too
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+def blas_threads(_):
     from threadpoolctl import threadpool_info
 
-    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    return [threads(), *blas]
+
+if __name__ == "__main__":
+    with LocalExecutor(2, ["numpy"]) as executor:  # the fork server loads OpenBLAS
+        print(list(executor.map(os.getenv, MATH_THREAD_VARIABLES)))
+        print(executor.call(blas_threads, None))
+        print(threads(multiprocessing.forkserver._forkserver._forkserver_pid))
+    print([os.environ.get(name) for name in MATH_THREAD_VARIABLES])
+"""
 
 
-def test_local_workers_run_one_math_thread_unless_the_user_chose(monkeypatch):
+def test_local_workers_run_one_math_thread_unless_the_user_chose(tmp_path, monkeypatch):
+    """The fork server starts with one BLAS thread, so a worker has no thread but its own
+    (an idle OpenBLAS thread spins 0.1 s); a user's count wins. Each case in a fresh process:
+    a process has one fork server, and it keeps the environment it started with."""
     for name in MATH_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    with LocalExecutor(2) as executor:
-        seen = list(executor.map(os.getenv, MATH_THREAD_VARIABLES))
-        threads = executor.call(blas_threads, None)
-    assert seen == ["1", "1", "1"]
-    assert threads and set(threads) == {1}  # numpy's OpenBLAS runs one thread
-    assert all(os.environ.get(name) is None for name in MATH_THREAD_VARIABLES)  # parent untouched
+    seen, threads, server_threads, parent = run_in_a_fresh_process(tmp_path, MATH_THREADS_PROGRAM)
+    assert seen == "['1', '1', '1']"
+    assert threads == "[1, 1]"  # one thread in the worker; numpy's OpenBLAS runs one
+    assert server_threads == "1"  # and none in the fork server, which loaded it
+    assert parent == "[None, None, None]"  # the calling process is left as it was
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the user's choice wins: no limit is imposed
-    with LocalExecutor(2) as executor:
-        assert executor.call(os.getenv, "OPENBLAS_NUM_THREADS") != "1"
+    seen, _, _, parent = run_in_a_fresh_process(tmp_path, MATH_THREADS_PROGRAM)
+    assert seen == "['2', None, None]"
+    assert parent == "['2', None, None]"
+
+
+def test_the_command_line_runs_one_math_thread_unless_the_user_chose(tmp_path, monkeypatch):
+    """``benchsmith`` sets the limit before anything imports numpy, for itself and every
+    process it starts; a user's count is left alone."""
+    program = (
+        "import os, sys\n"
+        "import benchsmith.cli\n"
+        "names = ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')\n"
+        "benchsmith.cli.main = lambda: print([os.environ.get(n) for n in names]) or 0\n"
+        "print('numpy' in sys.modules)\n"
+        "from benchsmith.__main__ import run\n"
+        "run()\n"
+    )
+    for name in MATH_THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert run_in_a_fresh_process(tmp_path, program) == ["False", "['1', '1', '1']"]
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")
+    assert run_in_a_fresh_process(tmp_path, program) == ["False", "[None, None, '4']"]
 
 
 def test_a_module_asked_for_by_any_pool_is_loaded_in_the_workers_of_the_first(tmp_path):

@@ -247,9 +247,13 @@ class RenderPool(LocalExecutor):
         _close_fds()
 
     def imap(
-        self, fn: Callable[[Any], Any], tasks: Sequence[Any], chunksize: int = 8
+        self,
+        fn: Callable[[Any], Any],
+        tasks: Sequence[Any],
+        chunksize: int = 8,
+        ahead: int | None = None,
     ) -> Iterator[Any]:
         """``map`` on the workers, however few the tasks: running a short list here would save
         a round trip of milliseconds and cost this process loading the kernels (a build of
         a second where none is cached; the workers have them from the fork server)."""
-        return self.map(fn, tasks, chunksize=chunksize)
+        return self.map(fn, tasks, chunksize=chunksize, ahead=ahead)

@@ -11,6 +11,7 @@ from benchsmith.builders.mmneedle.arrow_columns import (
     int64_array,
     int64_values,
     list_lengths,
+    list_values,
     string_array,
 )
 
@@ -41,3 +42,16 @@ def test_list_lengths_of_lists_and_large_lists_and_their_slices(list_type):
     column = pa.array([[1, 2], [], [3], [4, 5, 6]], list_type(pa.int64()))
     assert list_lengths(column).tolist() == [2, 0, 1, 3]
     assert list_lengths(column.slice(1, 3)).tolist() == [0, 1, 3]
+
+
+@pytest.mark.parametrize("list_type", [pa.list_, pa.large_list])
+def test_list_values_are_what_flatten_gives_for_lists_and_their_slices(list_type):
+    cell = pa.struct([("coco_image_id", pa.int64()), ("row", pa.int8())])
+    rows = [[{"coco_image_id": 1, "row": 0}, {"coco_image_id": 2, "row": 1}], [],
+            [{"coco_image_id": 3, "row": 0}], [{"coco_image_id": k, "row": 2} for k in (4, 5, 6)]]  # fmt: skip
+    column = pa.array(rows, list_type(cell))
+    for part in (column, column.slice(1, 3), column.slice(3, 1), column.slice(1, 1)):
+        assert list_values(part).equals(part.flatten())
+        assert (
+            list_values(part).field("coco_image_id").equals(part.flatten().field("coco_image_id"))
+        )
