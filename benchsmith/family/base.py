@@ -44,7 +44,13 @@ if TYPE_CHECKING:  # the heavy modules load only when a command needs them
     from benchsmith.hf.dataset_view import ColumnMap
     from benchsmith.hf.layout import SplitWritten
 
-Rows = list[dict[str, Any]]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    #: one row group's rows: dicts in the config's features, or (when a family has the columns
+    #: as Arrow arrays already, and copying them through Python objects would cost more than
+    #: the rest) a pyarrow Table with the features' schema
+    Rows = list[dict[str, Any]] | pa.Table
 
 
 @dataclass(frozen=True)

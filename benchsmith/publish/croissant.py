@@ -13,13 +13,13 @@ depends on the time of the build: the same folder gives the same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import datasets
 
+from benchsmith.core.hashing import sha256_file
 from benchsmith.hf.layout import SplitWritten
 
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.1", "http://mlcommons.org/croissant/RAI/1.0"]
@@ -136,11 +136,13 @@ def croissant(folder: Path, metadata: dict[str, Any], info: dict[str, Any],
     distribution = []
     for split in written:
         for rel in split.files:
-            data = (folder / rel).read_bytes()
+            # the digest the writer computed while writing the shard, else read from the file
+            # (an audit, a copied config); streamed: shards are up to 256 MiB each
+            digest = split.digests.get(rel) or sha256_file(folder / rel)
             distribution.append({"@type": "cr:FileObject", "@id": rel, "name": rel,
                                  "contentUrl": rel, "encodingFormat": PARQUET,
-                                 "contentSize": f"{len(data)} B",
-                                 "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
+                                 "contentSize": f"{(folder / rel).stat().st_size} B",
+                                 "sha256": digest})  # fmt: skip
     by_config: dict[str, list[SplitWritten]] = {}
     for split in written:
         by_config.setdefault(split.config, []).append(split)

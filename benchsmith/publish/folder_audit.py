@@ -12,7 +12,6 @@ Every failure names the file, and the field as ``file: key.path``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchsmith.core.hashing import sha256_file
 from benchsmith.core.text_differences import WHOLE, data_differences, differences, json_values
 from benchsmith.family.audit_report import AuditReport
 from benchsmith.family.base import CardRecipe
@@ -180,9 +180,8 @@ def _check_croissant(dataset_dir: Path, info: dict[str, Any], report: AuditRepor
         file = dataset_dir / name
         if not file.is_file():
             continue  # reported by the shard check
-        data = file.read_bytes()
-        for key, found in (("sha256", hashlib.sha256(data).hexdigest()),
-                           ("contentSize", f"{len(data)} B")):  # fmt: skip
+        for key, found in (("sha256", sha256_file(file)),  # streamed: shards reach 256 MiB
+                           ("contentSize", f"{file.stat().st_size} B")):  # fmt: skip
             if objects[name].get(key) != found:
                 report.fail(f"says {objects[name].get(key)!r}, the file's is {found!r}",
                             path=f"{CROISSANT_FILE}: distribution.{name}.{key}")  # fmt: skip

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchsmith.builders.mmneedle.arrow_columns import string_array
 from benchsmith.builders.mmneedle.features import (
     HAYSTACK_FEATURES,
     SAMPLE_FEATURES,
@@ -164,15 +166,25 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
         )
     }
     # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far alive,
-    # so memory would grow with the whole input instead of one batch.
+    # so memory would grow with the whole input instead of one batch. (memory_map would halve
+    # the read, 3 s of a full build, but every page read stays mapped: 7 GB of RSS.)
     rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet", pre_buffer=False)
     context = inputs.context
+    schema = HAYSTACK_FEATURES.arrow_schema
+    at = schema.get_field_index("image")
+    image_type = schema.field("image").type
     for batch in rendered.iter_batches(batch_size=BATCH):
-        columns = (batch.column(i).to_pylist() for i in range(3))
-        yield [
-            haystack_row(context, sid, grid, cells_of[sid], image, digest)
-            for sid, image, digest in zip(*columns, strict=True)
-        ]
+        ids, digests = batch.column(0).to_pylist(), batch.column(2).to_pylist()
+        table = pa.Table.from_pylist(
+            [haystack_row(context, sid, grid, cells_of[sid], None, digest)
+             for sid, digest in zip(ids, digests, strict=True)],
+            schema=schema,
+        )  # fmt: skip
+        # the JPEG bytes go from the render's column into the row group as they are: through
+        # Python objects they were copied twice more (8 GB each way in a full build)
+        paths = string_array([f"{sid}.jpg" for sid in ids])
+        images = pa.StructArray.from_arrays([batch.column(1), paths], fields=list(image_type))
+        yield table.set_column(at, schema.field("image"), images)
 
 
 def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
