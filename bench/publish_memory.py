@@ -191,7 +191,8 @@ def _all_rows(plan_dir: str, render_dir: str) -> list[dict[str, Any]]:
     from benchsmith.builders.mmneedle.publication import BuildInputs, haystack_batches
 
     inputs = BuildInputs.read(plan_dir, render_dir)
-    return [row for batch in haystack_batches(inputs, GRID) for row in batch]
+    # the rows as dicts, as a naive publish holds them (each batch is a table)
+    return [row for batch in haystack_batches(inputs, GRID) for row in batch.to_pylist()]
 
 
 def _target(out_dir: str) -> Path:

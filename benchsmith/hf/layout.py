@@ -3,7 +3,8 @@
 ``DIR/data/<config>/<split>-<nnnnn>-<sha256[:16]>.parquet``: the hash in the shard name means a
 rebuild with different content gets different file names, so ``load_dataset`` (which caches by
 resolved data files) never serves a stale cache. Rows are written in row groups as they come,
-so memory stays bounded by one row group, not by the dataset.
+so memory stays bounded by two row groups (one written while the next is built), not by the
+dataset.
 
 Binary columns (an ``Image`` feature's ``bytes``: encoded JPEG or PNG) are written without a
 codec, a dictionary or min/max statistics, in pages of about a megabyte; every other column is
