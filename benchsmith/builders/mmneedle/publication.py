@@ -26,6 +26,7 @@ from benchsmith.builders.mmneedle.features import (
 )
 from benchsmith.builders.mmneedle.plan_fingerprint import plan_fingerprint
 from benchsmith.builders.mmneedle.rai import RAI
+from benchsmith.builders.mmneedle.stitched_writer import STITCHED_SCHEMA
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash
 from benchsmith.core.records import decision_record, provenance, source_ref
@@ -165,16 +166,22 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
             named=True
         )
     }
-    # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far alive,
-    # so memory would grow with the whole input instead of one batch. (memory_map would halve
-    # the read, 3 s of a full build, but every page read stays mapped: 7 GB of RSS.)
-    rendered = pq.ParquetFile(inputs.render_dir / "stitched" / f"n{grid}.parquet", pre_buffer=False)
+    path = inputs.render_dir / "stitched" / f"n{grid}.parquet"
+    rendered = _stitched_file(path)
     context = inputs.context
     schema = HAYSTACK_FEATURES.arrow_schema
     at = schema.get_field_index("image")
     image_type = schema.field("image").type
     for batch in rendered.iter_batches(batch_size=BATCH):
         ids, digests = batch.column(0).to_pylist(), batch.column(2).to_pylist()
+        unknown = [sid for sid in ids if sid not in cells_of]
+        if unknown or batch.column(1).null_count:
+            what = f"stitched ids not in the plan: {unknown[:3]}" if unknown else "missing images"
+            raise BenchsmithError(
+                f"the render does not match the plan ({what})",
+                path=path,
+                fix="run `benchsmith build mmneedle render` again for this plan",
+            )
         table = pa.Table.from_pylist(
             [haystack_row(context, sid, grid, cells_of[sid], None, digest)
              for sid, digest in zip(ids, digests, strict=True)],
@@ -185,6 +192,30 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
         paths = string_array([f"{sid}.jpg" for sid in ids])
         images = pa.StructArray.from_arrays([batch.column(1), paths], fields=list(image_type))
         yield table.set_column(at, schema.field("image"), images)
+
+
+def _stitched_file(path: Path) -> pq.ParquetFile:
+    """A render's ``stitched/n{N}.parquet``, opened for reading batch by batch, its columns
+    checked: its image column goes into the published rows as it is."""
+    try:
+        # pre_buffer=False: with pre-buffering, pyarrow keeps every row group read so far
+        # alive, so memory would grow with the whole input instead of one batch. (memory_map
+        # would halve the read, 3 s of a full build, but every page read stays mapped: 7 GB
+        # of RSS.)
+        rendered = pq.ParquetFile(path, pre_buffer=False)
+    except (OSError, pa.ArrowException) as exc:
+        raise BenchsmithError(
+            f"cannot read the rendered images: {exc}",
+            path=path,
+            fix="run `benchsmith build mmneedle render` again",
+        ) from None
+    if not rendered.schema_arrow.equals(STITCHED_SCHEMA):
+        raise BenchsmithError(
+            f"the rendered images' columns are not the render's: {rendered.schema_arrow}",
+            path=path,
+            fix="run `benchsmith build mmneedle render` again",
+        )
+    return rendered
 
 
 def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:

@@ -156,3 +156,33 @@ def test_publishing_loads_neither_the_render_pool_nor_numba():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=120)  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("damage", ["image as text", "an id not in the plan", "a missing image"])
+def test_a_damaged_stitched_file_is_refused_naming_it_and_nothing_is_published(
+    built, tmp_path, damage
+):
+    """The haystacks take the render's image column as it is, so its columns and ids are
+    checked first: a clear error naming the file, never a dataset of wrong bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    render = tmp_path / "render"
+    shutil.copytree(built["render"], render)
+    path = render / "stitched" / "n2.parquet"
+    table = pq.read_table(path)
+    if damage == "image as text":
+        texts = pa.array([data.hex() for data in table.column("image").to_pylist()], pa.string())
+        table = table.set_column(1, "image", texts)
+    elif damage == "an id not in the plan":
+        ids = table.column("stitched_id").to_pylist()
+        table = table.set_column(0, "stitched_id", pa.array(["n2-not-planned", *ids[1:]]))
+    else:
+        images = table.column("image").to_pylist()
+        table = table.set_column(1, "image", pa.array([None, *images[1:]], pa.binary()))
+    pq.write_table(table, path)
+    expected = "columns are not the render's" if damage == "image as text" else "does not match"
+    with pytest.raises(BenchsmithError, match=expected) as error:
+        publish(MmneedlePublication(built["plan"], render), tmp_path / "published", "1.0.0")
+    assert str(error.value.path) == str(path)
+    assert not (tmp_path / "published").exists()
