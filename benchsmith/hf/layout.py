@@ -7,8 +7,8 @@ so memory stays bounded by two row groups (one written while the next is built),
 dataset.
 
 Binary columns (an ``Image`` feature's ``bytes``: encoded JPEG or PNG) are written without a
-codec, a dictionary or min/max statistics, in pages of about a megabyte; every other column is
-zstd-compressed as before. Each shard is hashed as it is written, not read back for it.
+codec, a dictionary or min/max statistics, in pages of a few images at most; every other column
+is zstd-compressed as before. Each shard is hashed as it is written, not read back for it.
 """
 
 from __future__ import annotations
