@@ -67,9 +67,12 @@ def run_mode(dataset: str, mode: str) -> dict:
 
     from benchsmith.exports.lmms_eval_task import BenchsmithTask
     from benchsmith.hf.reader import read_build_info
+    from benchsmith.scoring.vlicl_normalise import TEXT_TO_IMAGE_TASKS
 
     info = read_build_info(Path(dataset))
-    configs = [c for c in info["configs"] if c != "episodes"]
+    # lmms-eval's docs ask for text; the text-to-image configs (CoBSAT, ...) are answered
+    # with images and scored by an image judge, and have no lmms-eval docs
+    configs = [c for c in info["configs"] if c != "episodes" and c not in TEXT_TO_IMAGE_TASKS]
     before = peak_kib()
     kept, docs, pictures = [], 0, 0
     for config in configs:

@@ -61,16 +61,19 @@ def texture_jpeg(rng: np.random.Generator) -> bytes:
 
 
 def write_pool(root: Path, per_class: int) -> tuple[Path, int]:
-    """Ravi layout, flat images/; returns (root, bytes written)."""
+    """Ravi layout, flat images/, and ImageNet's ``LOC_synset_mapping.txt`` naming each class
+    (the text-to-image tasks prompt with class names); returns (root, bytes written)."""
     images = root / "images"
     images.mkdir(parents=True)
     rng = np.random.default_rng(0)
     total, wnid = 0, 1000000
+    names = []
     for split, count in CLASSES.items():
         rows = []
         for _ in range(count):
             wnid += 1
             label = f"n{wnid:08d}"
+            names.append(f"{label} synthetic class {len(names) + 1}\n")
             for k in range(per_class):
                 name = f"{label}{k + 1:08d}.jpg"
                 data = texture_jpeg(rng)
@@ -81,6 +84,7 @@ def write_pool(root: Path, per_class: int) -> tuple[Path, int]:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(("filename", "label"))
             writer.writerows(rows)
+    (root / "LOC_synset_mapping.txt").write_text("".join(names), encoding="utf-8")
     return root, total
 
 
@@ -118,13 +122,23 @@ def _refs(build: Path, removed: set[str] | None = None) -> tuple[int, int]:
     return refs, len(files)
 
 
+#: the tasks built from the two sources this script writes (MiniImageNet, CLEVR): not TextOCR,
+#: nor the tasks read from the official release (CoBSAT, the fast text-to-image ones)
+BENCH_TASKS = (
+    "open_mi", "matching_mi", "clevr", "operator_induction", "operator_induction_interleaved",
+    "open_t2i_mi", "clevr_text", "operator_induction_text", "operator_induction_interleaved_text",
+    "clevr_text_image_query", "operator_induction_text_image_query",
+    "operator_induction_interleaved_text_image_query",
+)  # fmt: skip
+
+
 def child_build(work: str, profile: str, arg: str) -> dict[str, Any]:
     from benchsmith.builders.vlicl.config import VliclConfig
     from benchsmith.builders.vlicl.plan import VliclSources, build_vlicl
 
     start = time.perf_counter()
     summary = build_vlicl(
-        VliclConfig.from_params({}, profile),
+        VliclConfig.from_params({"tasks": list(BENCH_TASKS)}, profile),
         VliclSources(miniimagenet=Path(work) / "mini", clevr=Path(work) / "clevr" / "CLEVR_v1.0"),
         Path(work) / "build",
     )
