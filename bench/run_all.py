@@ -12,10 +12,10 @@ Each script's output goes to ``bench/results/run_all/<name>.log``; a summary tab
 at the end. ``--resume`` skips the scripts that already finished (exit 0) in the previous
 ``run_all.json`` of the same revision, so a run cut short goes on where it stopped.
 
-Run ``python bench/run_all.py`` (about 75 minutes on 2 cores, estimated from the scripts' own
-figures) or ``--quick`` (each script's ``--quick`` mode where it has one; 17 minutes on
-2026-11-29). ``--only NAME ...`` / ``--skip NAME ...``
-choose scripts. The machine should do nothing else meanwhile.
+Run ``python bench/run_all.py`` (82 minutes on 2 cores on 2026-11-29, 43 of them the MULTI
+near-duplicate search at 1M questions) or ``--quick`` (each script's ``--quick`` mode where it
+has one; 17 minutes). ``--only NAME ...`` / ``--skip NAME ...`` choose scripts. The machine
+should do nothing else meanwhile.
 """
 
 from __future__ import annotations
@@ -49,25 +49,25 @@ class Script:
         return self.quick if quick and self.quick is not None else self.full
 
 
-# shortest first, so that a broken script shows early; the suite's own timing last (it runs
-# the tests, which would disturb any other benchmark)
+# short ones first, so that a broken script shows early; the suite's own timing last (it runs
+# the tests, which would disturb any other benchmark). Minutes: as measured on 2026-11-29.
 SCRIPTS = (
-    Script("cli_startup", 0.5, quick=None),
-    Script("lmms_eval_log_memory", 1, quick=None),
-    Script("multi_random_baseline", 1, quick=None),
-    Script("publish_memory", 1.5),
-    Script("sens_extraction", 2),
-    Script("audit_speed", 2),
-    Script("vlicl_build", 3),
-    Script("ocr_pages", 3),
-    Script("near_dup_search", 3),
-    Script("ray_executor", 4),
-    Script("render_throughput", 5),
-    Script("multi_near_dups", 8),
-    Script("mmiu_gate", 5),
-    Script("plan_speed", 8),
-    Script("mmneedle_full_build", 10, quick=("--scale", "0.1")),
-    Script("test_suite", 16),
+    Script("cli_startup", 0.3, quick=None),
+    Script("lmms_eval_log_memory", 0.6, quick=None),
+    Script("multi_random_baseline", 0.2, quick=None),
+    Script("publish_memory", 1.8),
+    Script("sens_extraction", 0.4),
+    Script("audit_speed", 0.7),
+    Script("vlicl_build", 2.5),
+    Script("ocr_pages", 1.8),
+    Script("near_dup_search", 1.1),
+    Script("ray_executor", 8),
+    Script("render_throughput", 3.3),
+    Script("multi_near_dups", 43),
+    Script("mmiu_gate", 0.7),
+    Script("plan_speed", 4.2),
+    Script("mmneedle_full_build", 4.3, quick=("--scale", "0.1")),
+    Script("test_suite", 9),
 )
 
 
@@ -118,7 +118,7 @@ def write_summary(summary: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--quick", action="store_true", help="each script's quick mode")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these scripts")
     parser.add_argument("--skip", nargs="+", metavar="NAME", default=[], help="leave these out")

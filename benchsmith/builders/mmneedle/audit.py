@@ -4,10 +4,11 @@ The plan is re-run from the captions file with the recorded plan parameters (and
 build used a twins report, twin groups found again from the images' pixels, never read from the
 report), which re-derives every column of every sample and every stitched image's cells; the
 stitched images are re-rendered with the recorded render settings and compared byte for byte
-(by sha256). The expected rows are built by the same functions publish uses
-(:func:`~benchsmith.builders.mmneedle.publication.sample_row`,
-:func:`~benchsmith.builders.mmneedle.publication.haystack_row`), so every column, provenance
-included, is compared. A whole-dataset audit re-renders every stitched image once, with the
+(by sha256). The expected rows are built one by one as dicts
+(:func:`~benchsmith.builders.mmneedle.rows.sample_row`,
+:func:`~benchsmith.builders.mmneedle.rows.haystack_row`), and every column, provenance
+included, is compared: publish builds the same values column by column from the plan's Arrow
+columns, so the audit checks them by a second route. A whole-dataset audit re-renders every stitched image once, with the
 render's cell cache and worker processes, keeping only the digests; an audit of some ids
 re-renders just the images those rows use (a sample's whole haystack).
 
@@ -24,7 +25,7 @@ from typing import Any
 
 from benchsmith.builders.mmneedle.config import PlanConfig, RenderConfig
 from benchsmith.builders.mmneedle.features import haystack_config
-from benchsmith.builders.mmneedle.publication import RowContext, haystack_row, sample_row
+from benchsmith.builders.mmneedle.rows import RowContext, haystack_row, sample_row
 from benchsmith.builders.mmneedle.stitching import encode_jpeg, load_cell, render_stitched_image
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash, sha256_bytes

@@ -8,40 +8,52 @@ of ``build_info.json`` and its card. The one publisher
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchsmith.builders.mmneedle.arrow_columns import string_array
+from benchsmith.builders.mmneedle.arrow_columns import list_lengths, list_values, string_array
 from benchsmith.builders.mmneedle.features import (
     HAYSTACK_FEATURES,
     SAMPLE_FEATURES,
     haystack_config,
 )
 from benchsmith.builders.mmneedle.plan_fingerprint import plan_fingerprint
+from benchsmith.builders.mmneedle.provenance_columns import (
+    ProvenanceTemplate,
+    SourceTable,
+    caption_entries,
+    cell_sources,
+    decisions_column,
+    needle_sources,
+    no_decisions,
+)
 from benchsmith.builders.mmneedle.rai import RAI
+from benchsmith.builders.mmneedle.rows import (
+    FLAG_COLUMNS,
+    RowContext,
+    caption_source,
+    flag_decisions,
+    image_source,
+    row_provenance,
+)
 from benchsmith.builders.mmneedle.stitched_writer import STITCHED_SCHEMA
 from benchsmith.core.errors import BenchsmithError
 from benchsmith.core.hashing import params_hash
-from benchsmith.core.records import decision_record, provenance, source_ref
 from benchsmith.family.base import Card, ConfigSpec, Publication
 from benchsmith.hf.layout import SplitWritten
-from benchsmith.sources.coco.reader import (
-    ANNOTATIONS_LICENSE,
-    ANNOTATIONS_ZIP_URL,
-    CAPTIONS_RELPATH,
-    IMAGES_DIRNAME,
-)
 
 SPLIT = "test"
 BATCH = 32
-COCO = "coco-2014"
+SAMPLE_BATCH = 1000
 
 
 @dataclass
@@ -85,6 +97,15 @@ class BuildInputs:
     def params_hash(self) -> str:
         return params_hash({"plan": self.plan_info["plan"], "render": self.render_info["render"]})
 
+    @functools.cached_property
+    def image_sources(self) -> SourceTable:
+        """Every source image's provenance entry, made once by :func:`image_source` for all
+        the configs (40,504 images in a full build)."""
+        context = self.context
+        keys = sorted(context.images)
+        entries = row_provenance(context, [image_source(context.images[k]) for k in keys])
+        return SourceTable(keys, entries["sources"], "COCO image")
+
     @property
     def context(self) -> RowContext:
         return RowContext(
@@ -95,86 +116,27 @@ class BuildInputs:
         )
 
 
-@dataclass(frozen=True)
-class RowContext:
-    """What a row's provenance needs besides the row: the build's params hash and seed, the
-    captions file's sha256 and every source image (licence, URLs, file sha256) by COCO id.
-    Publish takes it from the plan and render folders; the audit re-derives it."""
-
-    params_hash: str
-    seed: int
-    captions_sha256: str
-    images: dict[int, dict[str, Any]]
-
-
-def image_source(image: dict[str, Any]) -> dict[str, str]:
-    return source_ref(
-        dataset=COCO,
-        split="val",
-        id=str(image["coco_image_id"]),
-        file=f"{IMAGES_DIRNAME}/{image['file_name']}",
-        sha256=image["sha256"],
-        license=image["license"],
-        url=image["flickr_url"] or image["coco_url"],
+def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[pa.Table]:
+    """The ``haystacks_n{grid}`` rows, in the render's order, as tables: the JPEG bytes go from
+    the render's column into the row groups as they are (through Python objects they were
+    copied twice more, 8 GB each way in a full build), the cells and provenance are gathered
+    from the plan's columns (see :mod:`~benchsmith.builders.mmneedle.provenance_columns`)."""
+    schema = HAYSTACK_FEATURES.arrow_schema
+    pool = pq.read_table(
+        inputs.plan_dir / "pools" / f"n{grid}.parquet", columns=["stitched_id", "cells"]
     )
-
-
-def caption_source(context: RowContext, caption_id: int) -> dict[str, str]:
-    return source_ref(
-        dataset=COCO,
-        split="val",
-        id=f"caption/{caption_id}",
-        file=CAPTIONS_RELPATH.as_posix(),
-        sha256=context.captions_sha256,
-        license=ANNOTATIONS_LICENSE,
-        url=ANNOTATIONS_ZIP_URL,
-    )
-
-
-def row_provenance(
-    context: RowContext, sources: list[dict[str, str]], decisions: list[dict[str, str]] = ()
-) -> dict[str, Any]:
-    return provenance(
-        family="mmneedle",
-        params_hash=context.params_hash,
-        seed=context.seed,
-        sources=sources,
-        decisions=decisions,
-    )
-
-
-def haystack_row(
-    context: RowContext, stitched_id: str, grid: int, cells: list[dict], image: Any, digest: str
-) -> dict[str, Any]:
-    """A ``haystacks_n{N}`` row; ``image`` is the JPEG bytes (or, in an audit, their Digest)."""
-    return {
-        "stitched_id": stitched_id,
-        "grid": grid,
-        "image": {"bytes": image, "path": f"{stitched_id}.jpg"},
-        "cells": cells,
-        "sha256": digest,
-        "provenance": row_provenance(
-            context, [image_source(context.images[c["coco_image_id"]]) for c in cells]
-        ),
-    }
-
-
-def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, Any]]]:
-    cells_of = {
-        row["stitched_id"]: row["cells"]
-        for row in pl.read_parquet(inputs.plan_dir / "pools" / f"n{grid}.parquet").iter_rows(
-            named=True
-        )
-    }
+    row_of = {sid: k for k, sid in enumerate(pool.column("stitched_id").to_pylist())}
+    planned_cells = pool.column("cells").combine_chunks().cast(schema.field("cells").type)
     path = inputs.render_dir / "stitched" / f"n{grid}.parquet"
     rendered = _stitched_file(path)
     context = inputs.context
-    schema = HAYSTACK_FEATURES.arrow_schema
-    at = schema.get_field_index("image")
+    template = ProvenanceTemplate.of(lambda s, d: row_provenance(context, s, d))
+    images = inputs.image_sources
     image_type = schema.field("image").type
+    grid_value = pa.scalar(grid, pa.int64())
     for batch in rendered.iter_batches(batch_size=BATCH):
-        ids, digests = batch.column(0).to_pylist(), batch.column(2).to_pylist()
-        unknown = [sid for sid in ids if sid not in cells_of]
+        ids = batch.column(0).to_pylist()
+        unknown = [sid for sid in ids if sid not in row_of]
         if unknown or batch.column(1).null_count:
             what = f"stitched ids not in the plan: {unknown[:3]}" if unknown else "missing images"
             raise BenchsmithError(
@@ -182,16 +144,17 @@ def haystack_batches(inputs: BuildInputs, grid: int) -> Iterator[list[dict[str, 
                 path=path,
                 fix="run `benchsmith build mmneedle render` again for this plan",
             )
-        table = pa.Table.from_pylist(
-            [haystack_row(context, sid, grid, cells_of[sid], None, digest)
-             for sid, digest in zip(ids, digests, strict=True)],
-            schema=schema,
-        )  # fmt: skip
-        # the JPEG bytes go from the render's column into the row group as they are: through
-        # Python objects they were copied twice more (8 GB each way in a full build)
+        cells = planned_cells.take(pa.array([row_of[sid] for sid in ids], type=pa.int64()))
         paths = string_array([f"{sid}.jpg" for sid in ids])
-        images = pa.StructArray.from_arrays([batch.column(1), paths], fields=list(image_type))
-        yield table.set_column(at, schema.field("image"), images)
+        columns = {
+            "stitched_id": batch.column(0),
+            "grid": pa.repeat(grid_value, len(ids)),
+            "image": pa.StructArray.from_arrays([batch.column(1), paths], fields=list(image_type)),
+            "cells": cells,
+            "sha256": batch.column(2),
+            "provenance": template.column(cell_sources(cells, images), no_decisions(len(ids))),
+        }
+        yield pa.Table.from_arrays([columns[name] for name in schema.names], schema=schema)
 
 
 def _stitched_file(path: Path) -> pq.ParquetFile:
@@ -218,38 +181,40 @@ def _stitched_file(path: Path) -> pq.ParquetFile:
     return rendered
 
 
-def sample_decisions(row: dict[str, Any]) -> list[dict[str, str]]:
-    """QA findings recorded on the row (legacy order keeps the original's flaws, flagged)."""
-    decisions = []
-    if row["haystack_has_duplicate_image"]:
-        decisions.append(decision_record("plan", "flag", "DUPLICATE_IMAGE_IN_HAYSTACK"))
-    if row["needles_with_twin_in_haystack"]:
-        evidence = {"needles": row["needles_with_twin_in_haystack"]}
-        decisions.append(decision_record("plan", "flag", "NEEDLE_TWIN_IN_HAYSTACK", evidence))
-    if row["ambiguous_needles"]:
-        evidence = {"needles_in_several_slots": row["ambiguous_needles"]}
-        decisions.append(decision_record("plan", "flag", "AMBIGUOUS_GOLD_ANSWER", evidence))
-    absent = sum(1 for n in row["needles"] if n["image_index"] is None)
-    if row["is_positive"] and absent:
-        evidence = {"absent_needles": absent, "slots": row["num_images"] * row["grid"] ** 2}
-        decisions.append(decision_record("plan", "change", "MORE_NEEDLES_THAN_SLOTS", evidence))
-    return decisions
-
-
-def sample_row(context: RowContext, row: dict[str, Any]) -> dict[str, Any]:
-    """A plan's sample row with its provenance (the captions and images of its needles)."""
-    sources = []
-    for needle in row["needles"]:
-        sources.append(caption_source(context, needle["caption_id"]))
-        sources.append(image_source(context.images[needle["coco_image_id"]]))
-    return {**row, "provenance": row_provenance(context, sources, sample_decisions(row))}
-
-
-def sample_batches(inputs: BuildInputs, config: str) -> Iterator[list[dict[str, Any]]]:
-    frame = pl.read_parquet(inputs.plan_dir / "samples" / f"{config}.parquet")
+def sample_batches(inputs: BuildInputs, config: str) -> Iterator[pa.Table]:
+    """A sample config's rows, 1,000 at a time: the plan's columns cast to the features, and
+    their provenance gathered per needle (its caption, then its source image)."""
+    schema = SAMPLE_FEATURES.arrow_schema
+    planned = pa.schema([field for field in schema if field.name != "provenance"])
+    path = inputs.plan_dir / "samples" / f"{config}.parquet"
+    table = pq.read_table(path, columns=planned.names).cast(planned)
     context = inputs.context
-    for chunk in frame.iter_slices(n_rows=1000):
-        yield [sample_row(context, row) for row in chunk.iter_rows(named=True)]
+    template = ProvenanceTemplate.of(lambda s, d: row_provenance(context, s, d))
+    images = inputs.image_sources
+    captions = caption_entries(row_provenance(context, [caption_source(context, 0)])["sources"][0])
+    for start in range(0, table.num_rows, SAMPLE_BATCH):
+        chunk = table.slice(start, SAMPLE_BATCH).combine_chunks()
+        needles = chunk.column("needles").chunk(0)
+        sources = needle_sources(needles, captions, images)
+        decisions = decisions_column(sample_decision_lists(context, chunk, needles))
+        yield chunk.append_column(schema.field("provenance"), template.column(sources, decisions))
+
+
+def sample_decision_lists(
+    context: RowContext, chunk: pa.Table, needles: pa.Array
+) -> list[list[dict[str, str]]]:
+    """Each row's :func:`flag_decisions`, as its provenance writes them."""
+    unplaced = list_values(needles).field("image_index").is_null()
+    needle_row = np.repeat(np.arange(chunk.num_rows), list_lengths(needles))
+    absent = np.bincount(
+        needle_row, weights=unplaced.to_numpy(zero_copy_only=False), minlength=chunk.num_rows
+    )
+    flags = [chunk.column(name).to_pylist() for name in FLAG_COLUMNS]
+    lists = []
+    for k, values in enumerate(zip(*flags, strict=True)):
+        decisions = flag_decisions(dict(zip(FLAG_COLUMNS, values, strict=True)), int(absent[k]))
+        lists.append(row_provenance(context, [], decisions)["decisions"] if decisions else [])
+    return lists
 
 
 MMNEEDLE_LICENSE = """\

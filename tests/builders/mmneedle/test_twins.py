@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 from curate_fixtures import jpeg_bytes, texture
 
-from benchsmith.builders.mmneedle.publication import sample_decisions
+from benchsmith.builders.mmneedle.rows import sample_decisions
 from benchsmith.cli import main
 from benchsmith.images.hashes import hash_image
 from benchsmith.sources.coco.sample import sample_image_specs
