@@ -10,7 +10,9 @@ script prints its own baseline and ratio, and its JSON holds them).
 
 Each script's output goes to ``bench/results/run_all/<name>.log``; a summary table is printed
 at the end. ``--resume`` skips the scripts that already finished (exit 0) in the previous
-``run_all.json`` of the same revision, so a run cut short goes on where it stopped.
+``run_all.json`` of the same revision, so a run cut short goes on where it stopped. A run of
+some scripts (``--only``, ``--skip``) keeps the other scripts' entries of the same revision. A
+``--quick`` run writes ``run_all_quick.json`` and ``run_all_quick/``, never the full run's.
 
 Run ``python bench/run_all.py`` (82 minutes on 2 cores on 2026-11-29, 43 of them the MULTI
 near-duplicate search at 1M questions) or ``--quick`` (each script's ``--quick`` mode where it
@@ -77,15 +79,20 @@ def git_revision() -> str:
     return done.stdout.strip() or "unknown"
 
 
+def summary_path(quick: bool) -> Path:
+    """Where a run's summary goes: a quick run never replaces the full run's."""
+    return RESULTS / "run_all_quick.json" if quick else SUMMARY
+
+
 def previous_run(revision: str, quick: bool) -> dict[str, dict[str, Any]]:
-    """The scripts that finished in the last run of this revision and mode (for ``--resume``)."""
+    """Every script's entry in the last run of this revision and mode, finished or not."""
     try:
-        summary = json.loads(SUMMARY.read_text(encoding="utf-8"))
+        summary = json.loads(summary_path(quick).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if summary.get("git_revision") != revision or summary.get("quick") != quick:
         return {}
-    return {s["name"]: s for s in summary.get("scripts", []) if s.get("exit") == 0}
+    return {s["name"]: s for s in summary.get("scripts", [])}
 
 
 def run_script(script: Script, quick: bool, logs: Path) -> dict[str, Any]:
@@ -112,9 +119,10 @@ def run_script(script: Script, quick: bool, logs: Path) -> dict[str, Any]:
 
 
 def write_summary(summary: dict[str, Any]) -> None:
-    tmp = SUMMARY.with_suffix(".json.tmp")
+    path = summary_path(summary["quick"])
+    tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, SUMMARY)
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,8 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s for s in SCRIPTS
               if (not args.only or s.name in args.only) and s.name not in args.skip]  # fmt: skip
     revision = git_revision()
-    done_before = previous_run(revision, args.quick) if args.resume else {}
-    logs = RESULTS / "run_all"
+    previous = previous_run(revision, args.quick)
+    done_before = {n: e for n, e in previous.items() if e["exit"] == 0} if args.resume else {}
+    # a run of some scripts (--only, --skip) keeps the others' entries of this revision, so
+    # re-running one script refreshes its line instead of dropping the rest of the run
+    carried = [e for n, e in previous.items() if n in names - {s.name for s in chosen}]
+    logs = RESULTS / ("run_all_quick" if args.quick else "run_all")
     logs.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(BENCH))
     from synthetic_coco import machine_info, print_table
@@ -143,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "machine": machine_info(),
-        "scripts": [done_before[s.name] for s in chosen if s.name in done_before],
+        "scripts": carried + [done_before[s.name] for s in chosen if s.name in done_before],
     }
     todo = [s for s in chosen if s.name not in done_before]
     expected = sum(s.minutes for s in todo) * (0.3 if args.quick else 1)
@@ -164,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
              s["log"]] for s in sorted(summary["scripts"], key=lambda s: order[s["name"]])]  # fmt: skip
     print_table(["script", "wall s", "exit", "results", "log"], rows)
     failed = [s["name"] for s in summary["scripts"] if s["exit"] != 0]
-    print(f"wrote {SUMMARY}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    print(
+        f"wrote {summary_path(args.quick)}" + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 
