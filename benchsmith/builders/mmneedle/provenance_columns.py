@@ -133,15 +133,18 @@ def needle_sources(
     return list_column(2 * offsets_of(list_lengths(needles)), both, SOURCES_TYPE)
 
 
-def caption_entries(template: dict[str, str]) -> Callable[[np.ndarray], pa.Array]:
-    """Caption source entries that differ only in their id (``caption/<id>``): ``template``
-    is one entry as ``provenance`` wrote it, whose other fields every caption shares."""
+def caption_entries(
+    template: dict[str, str], id_of: Callable[[int], str]
+) -> Callable[[np.ndarray], pa.Array]:
+    """Caption source entries that differ only in their id (``id_of(caption_id)``, the
+    family's own): ``template`` is one entry as ``provenance`` wrote it, whose other fields
+    every caption shares."""
 
     def entries(caption_ids: np.ndarray) -> pa.Array:
         arrays = []
         for field in SOURCES_TYPE.value_type:
             if field.name == "id":
-                arrays.append(string_array([f"caption/{c}" for c in caption_ids.tolist()]))
+                arrays.append(string_array([id_of(c) for c in caption_ids.tolist()]))
             else:
                 value = pa.scalar(template[field.name], field.type)
                 arrays.append(pa.repeat(value, len(caption_ids)))

@@ -41,6 +41,7 @@ from benchsmith.builders.mmneedle.rows import (
     FLAG_COLUMNS,
     RowContext,
     caption_source,
+    caption_source_id,
     flag_decisions,
     image_source,
     row_provenance,
@@ -191,7 +192,8 @@ def sample_batches(inputs: BuildInputs, config: str) -> Iterator[pa.Table]:
     context = inputs.context
     template = ProvenanceTemplate.of(lambda s, d: row_provenance(context, s, d))
     images = inputs.image_sources
-    captions = caption_entries(row_provenance(context, [caption_source(context, 0)])["sources"][0])
+    a_caption = row_provenance(context, [caption_source(context, 0)])["sources"][0]
+    captions = caption_entries(a_caption, caption_source_id)
     for start in range(0, table.num_rows, SAMPLE_BATCH):
         chunk = table.slice(start, SAMPLE_BATCH).combine_chunks()
         needles = chunk.column("needles").chunk(0)

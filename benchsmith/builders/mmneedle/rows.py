@@ -46,11 +46,16 @@ def image_source(image: dict[str, Any]) -> dict[str, str]:
     )
 
 
+def caption_source_id(caption_id: int) -> str:
+    """A caption's id in ``provenance.sources`` (its COCO annotation id)."""
+    return f"caption/{caption_id}"
+
+
 def caption_source(context: RowContext, caption_id: int) -> dict[str, str]:
     return source_ref(
         dataset=COCO,
         split="val",
-        id=f"caption/{caption_id}",
+        id=caption_source_id(caption_id),
         file=CAPTIONS_RELPATH.as_posix(),
         sha256=context.captions_sha256,
         license=ANNOTATIONS_LICENSE,
